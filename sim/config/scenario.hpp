@@ -1,0 +1,54 @@
+// The scenario: one JSON document that feeds the simulator and the native
+// runner alike, so a prediction and a measurement are always of the same
+// workload. All JSON parsing and validation of user input lives in
+// sim/config; model code only ever sees the typed structs below.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace semsim {
+
+using Json = nlohmann::json;
+
+// How tasks are placed on CPUs.
+enum class Pinning { Pinned, Unpinned };
+
+struct WorkloadSpec {
+  std::string type;               // "semop-multi", ...
+  int semaphores = 1;             // size of the array the workload uses
+  std::string pattern = "stride"; // semop-multi: stride | own | random
+  Pinning pin = Pinning::Pinned;  // the benchmark's own default unless workload.pin says
+  Json raw;                       // the validated workload object, for workload-specific fields
+};
+
+struct Scenario {
+  std::string name;
+  std::string machine;          // preset name (cpu_models/<name>.json) or a path to a machine file
+  Json kernel;                  // a generation id string, or {"base": id, <policy>: value, ...}
+  WorkloadSpec workload;
+  std::vector<int> threads;     // one point per value
+  double duration_ms = 20.0;    // measured (simulated or real) window
+  double warmup_ms = 2.0;       // discarded window before it
+  std::uint64_t seed = 1;
+  int repeats = 1;              // seeds (simulator) or runs (native) per point
+  Json raw;                     // the scenario after overrides, echoed into results
+};
+
+// Reads a JSON file; a missing file or malformed JSON is an InputError naming the path.
+Json load_json_file(const std::string& path);
+
+// Applies one "--set a.b.c=VALUE" override in place. VALUE is parsed as JSON; text that is
+// not valid JSON is taken as a string. Creates intermediate objects as needed.
+void apply_override(Json& doc, const std::string& assignment);
+
+// Validates and converts a scenario document (after overrides). Every problem is an
+// InputError whose message names the field and what is allowed.
+Scenario parse_scenario(const Json& doc);
+
+// The field names and allowed values, for `semsim list` and error messages.
+const std::vector<std::string>& known_workloads();
+
+}  // namespace semsim
