@@ -1,0 +1,111 @@
+#include "native/sysv_array.hpp"
+
+#include <sys/ipc.h>
+#include <sys/sem.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <string>
+
+#include "core/errors.hpp"
+
+namespace semsim::native {
+
+namespace {
+
+// glibc leaves the fourth semctl argument for the caller to declare (semctl(2)).
+union Semun {
+  int val;
+  struct semid_ds* buf;
+  unsigned short* array;
+  struct seminfo* info;
+};
+
+constexpr key_t kRunnerTag = static_cast<key_t>('S') << 24;
+constexpr key_t kPidMask = 0xFFFFFF;
+
+std::string errno_text(int err) { return std::string(std::strerror(err)); }
+
+}  // namespace
+
+key_t runner_key(pid_t pid) { return kRunnerTag | (static_cast<key_t>(pid) & kPidMask); }
+
+bool is_runner_key(key_t key) { return (key & ~kPidMask) == kRunnerTag; }
+
+pid_t runner_key_pid(key_t key) { return static_cast<pid_t>(key & kPidMask); }
+
+std::vector<ArrayInfo> list_arrays() {
+  std::vector<ArrayInfo> out;
+  struct seminfo info {};
+  Semun arg{};
+  arg.info = &info;
+  // SEM_INFO returns the highest index in use in the kernel's array of sets.
+  const int highest = semctl(0, 0, SEM_INFO, arg);
+  if (highest < 0) return out;
+  for (int index = 0; index <= highest; ++index) {
+    struct semid_ds ds {};
+    Semun stat_arg{};
+    stat_arg.buf = &ds;
+    // SEM_STAT takes an index, not an id, and returns the id of the set there.
+    const int id = semctl(index, 0, SEM_STAT, stat_arg);
+    if (id < 0) continue;  // free slot (EINVAL) or not readable by us (EACCES)
+    out.push_back(ArrayInfo{id, ds.sem_perm.__key, ds.sem_nsems, ds.sem_perm.cuid});
+  }
+  return out;
+}
+
+int semmsl() {
+  // /proc/sys/kernel/sem: SEMMSL SEMMNS SEMOPM SEMMNI.
+  std::ifstream in("/proc/sys/kernel/sem");
+  long value = 0;
+  if (in >> value && value > 0) return static_cast<int>(value);
+  struct seminfo info {};
+  Semun arg{};
+  arg.info = &info;
+  if (semctl(0, 0, IPC_INFO, arg) >= 0 && info.semmsl > 0) return info.semmsl;
+  throw SimulationError("cannot read SEMMSL from /proc/sys/kernel/sem or semctl(IPC_INFO)");
+}
+
+SemArray::SemArray(int nsems) {
+  const key_t key = runner_key(getpid());
+  // Two tries: if the key is taken, it is a leftover of a dead process that had our pid
+  // (one runner array per process, and measure() is serialised), so we remove it.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    id_ = semget(key, nsems, IPC_CREAT | IPC_EXCL | 0600);
+    if (id_ >= 0) break;
+    const int err = errno;
+    if (err != EEXIST || attempt == 1) {
+      throw SimulationError(
+          "semget of " + std::to_string(nsems) + " semaphores failed: " + errno_text(err) +
+          (err == ENOSPC ? " (SEMMNS or SEMMNI, /proc/sys/kernel/sem, reached)" : ""));
+    }
+    const int stale = semget(key, 0, 0);
+    if (stale >= 0) semctl(stale, 0, IPC_RMID);
+  }
+  // Linux initialises a new set's values to 0, but say so explicitly: the workload
+  // starts from all zeros and its +1/-1 pairs never block from there.
+  std::vector<unsigned short> zeros(static_cast<std::size_t>(nsems), 0);
+  Semun arg{};
+  arg.array = zeros.data();
+  if (semctl(id_, 0, SETALL, arg) < 0) {
+    const int err = errno;
+    semctl(id_, 0, IPC_RMID);
+    id_ = -1;
+    throw SimulationError("semctl(SETALL) on a new array failed: " + errno_text(err));
+  }
+}
+
+SemArray::~SemArray() {
+  // EINVAL/EIDRM here means it is already gone; nothing more we can do in a destructor.
+  if (id_ >= 0) semctl(id_, 0, IPC_RMID);
+}
+
+int SemArray::release() {
+  const int id = id_;
+  id_ = -1;
+  return id;
+}
+
+}  // namespace semsim::native
