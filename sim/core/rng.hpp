@@ -37,7 +37,8 @@ class Rng {
   // Uniform integer in [0, n), n > 0 (Lemire's multiply-shift, no modulo bias worth
   // mentioning for the small n the model uses).
   std::uint64_t below(std::uint64_t n) {
-    return static_cast<std::uint64_t>((static_cast<unsigned __int128>(next()) * n) >> 64);
+    __extension__ using u128 = unsigned __int128;  // GCC/Clang extension; -Wpedantic-clean
+    return static_cast<std::uint64_t>((static_cast<u128>(next()) * n) >> 64);
   }
 
   // Exponential variate with the given mean.

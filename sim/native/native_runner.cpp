@@ -26,12 +26,7 @@
 #include "core/errors.hpp"
 #include "ipc/sembuf.hpp"
 #include "native/sysv_array.hpp"
-// core/rng.hpp names unsigned __int128 without __extension__, which -Wpedantic flags;
-// silence it for this include only (rng.hpp is not ours to edit).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wpedantic"
 #include "workloads/semop_multi_pattern.hpp"
-#pragma GCC diagnostic pop
 
 namespace semsim::native {
 
