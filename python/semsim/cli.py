@@ -1,0 +1,304 @@
+"""The ``semsim`` command.
+
+  semsim run SCENARIO.json [--set KEY=VALUE ...] [-o OUT.json]
+  semsim native [SCENARIO.json] [--set ...] [-o OUT.json] [--cleanup]
+  semsim compare SCENARIO.json [--set ...] [-o DIR]
+  semsim demo [--set ...] [-o DIR]
+  semsim list
+  semsim validate SCENARIO.json [--set ...]
+  semsim --version
+
+Bad input of any kind prints one line, ``semsim: error: <message>``, to stderr
+and exits with status 2; an internal failure prints ``semsim: internal error:
+<message>`` and exits with 1; Ctrl-C exits with 130. Never a traceback (set
+SEMSIM_DEBUG=1 to get one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn, TextIO
+
+from . import api
+from ._data import default_scenario_path
+
+EXIT_USAGE = 2
+EXIT_INTERNAL = 1
+EXIT_INTERRUPTED = 130
+
+
+class UsageError(Exception):
+    """A bad command line (unknown flag, missing argument, bad --set)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        command = self.prog.split(" ", 1)[1] if " " in self.prog else ""
+        raise UsageError(f"{command}: {message}" if command else message)
+
+
+def _one_line(message: object) -> str:
+    text = " ".join(str(message).split("\n")).strip()
+    return text or "unknown error"
+
+
+def _check_sets(sets: Sequence[str]) -> list[str]:
+    for item in sets:
+        key = item.split("=", 1)[0].strip() if "=" in item else ""
+        if not key or any(not part for part in key.split(".")):
+            raise UsageError(
+                f"--set {item!r}: expected KEY=VALUE with KEY a dotted field path "
+                "(e.g. --set threads=[1,2,4] or --set workload.semaphores=64)"
+            )
+    return list(sets)
+
+
+def _add_set(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+        help="override a scenario field by dotted path; VALUE is JSON, else a string "
+             "(--set threads=[1,2,4] --set kernel=global_lock --set workload.semaphores=64)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="semsim",
+        description="Simulate Linux SysV semaphore locking across kernel generations, "
+                    "and measure the same workloads on this host.",
+    )
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("run", help="simulate a scenario; JSON result to OUT or stdout, a table to stderr")
+    p.add_argument("scenario", metavar="SCENARIO.json")
+    _add_set(p)
+    p.add_argument("-o", "--output", metavar="OUT.json", help="write the JSON result here instead of stdout")
+
+    p = sub.add_parser("native", help="measure a scenario's workload on real SysV semaphores on this host")
+    p.add_argument("scenario", metavar="SCENARIO.json", nargs="?")
+    _add_set(p)
+    p.add_argument("-o", "--output", metavar="OUT.json", help="write the JSON result here instead of stdout")
+    p.add_argument("--cleanup", action="store_true",
+                   help="first remove semaphore arrays left by killed runners, and say how many")
+
+    p = sub.add_parser("compare", help="simulate and measure a scenario; table, DIR/compare.json, DIR/<name>.png")
+    p.add_argument("scenario", metavar="SCENARIO.json")
+    _add_set(p)
+    p.add_argument("-o", "--output", metavar="DIR", default="out", help="output directory (default: out)")
+
+    p = sub.add_parser("demo", help="compare on the embedded default scenario (the main job)")
+    _add_set(p)
+    p.add_argument("-o", "--output", metavar="DIR", default="out", help="output directory (default: out)")
+
+    sub.add_parser("list", help="list machines, kernel generations and workloads")
+
+    p = sub.add_parser("validate", help="check a scenario; prints 'ok: <name>' or the error")
+    p.add_argument("scenario", metavar="SCENARIO.json")
+    _add_set(p)
+    return parser
+
+
+# ---------------------------------------------------------------------------- output
+
+
+def _fmt_kernel(kernel: Any) -> str:
+    if isinstance(kernel, str):
+        return kernel
+    if isinstance(kernel, dict) and set(kernel) == {"base"}:
+        return str(kernel["base"])
+    return json.dumps(kernel, separators=(",", ":"))
+
+
+def _table(rows: list[list[str]], out: TextIO, numeric: Sequence[int]) -> None:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        cells = [c.rjust(w) if i in numeric else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))]
+        out.write("  ".join(cells).rstrip() + "\n")
+
+
+def _points_table(result: api.Result, out: TextIO) -> None:
+    rows = [["threads", "kernel", "machine", "ops/s"]]
+    measured = result.side == "measured"
+    if measured:
+        rows[0].append("min..max")
+    for p in result.points:
+        row = [str(p.get("threads")), _fmt_kernel(p.get("kernel")), str(p.get("machine")),
+               f"{p.get('ops_per_s', 0):,.0f}"]
+        if measured:
+            row.append(f"{p.get('ops_per_s_min', 0):,.0f}..{p.get('ops_per_s_max', 0):,.0f}")
+        rows.append(row)
+    _table(rows, out, numeric=(0, 3, 4))
+
+
+def _write_result(result: api.Result, output: str | None) -> None:
+    text = result.to_json()
+    if not text.endswith("\n"):
+        text += "\n"
+    if output:
+        path = Path(output)
+        if path.parent != Path(""):
+            path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+
+# ---------------------------------------------------------------------------- commands
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    result = api._simulate_sets(args.scenario, args.sets)
+    _write_result(result, args.output)
+    _points_table(result, sys.stderr)
+    return 0
+
+
+def _cmd_native(args: argparse.Namespace) -> int:
+    if args.cleanup:
+        removed = api.cleanup_native()
+        stream = sys.stderr if args.scenario else sys.stdout
+        stream.write(f"removed {removed} leftover semaphore array{'s' if removed != 1 else ''}\n")
+    if not args.scenario:
+        if args.cleanup:
+            return 0
+        raise UsageError("native: the following arguments are required: SCENARIO.json (or --cleanup)")
+    result = api._measure_sets(args.scenario, args.sets)
+    _write_result(result, args.output)
+    _points_table(result, sys.stderr)
+    return 0
+
+
+def _compare(source: str, sets: list[str], out_dir: str) -> int:
+    from .compare import Comparison
+
+    scenario_text = api._load_text(source, sets)
+    scenario = json.loads(scenario_text)
+    threads = scenario.get("threads")
+    npoints = len(threads) if isinstance(threads, list) else 1
+    name = scenario.get("name", "scenario")
+    sys.stderr.write(f"semsim: simulating {name!r}: {npoints} point(s) on model {scenario.get('machine')!r}\n")
+    sys.stderr.flush()
+    simulated = api._simulate_sets(scenario_text, [])
+    seconds = npoints * int(scenario.get("repeats", 1)) * (
+        float(scenario.get("duration_ms", 0)) + float(scenario.get("warmup_ms", 0))) / 1000.0
+    sys.stderr.write(f"semsim: measuring the same workload on this host (about {seconds:.1f} s)\n")
+    sys.stderr.flush()
+    measured = api._measure_sets(scenario_text, [])
+    comparison = Comparison(simulated, measured)
+    host = measured.doc.get("host", {})
+    print(f"{name}: {scenario.get('workload', {}).get('type')} predicted on model "
+          f"{scenario.get('machine')!r} vs measured on this host ({host.get('cpus', '?')} CPUs, "
+          f"Linux {host.get('kernel_release', '?')})")
+    print(comparison.table())
+    json_path, png_path = comparison.write(out_dir)
+    print(f"wrote {json_path} and {png_path}")
+    return 0
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    return _compare(args.scenario, args.sets, args.output)
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    return _compare(os.fspath(default_scenario_path()), args.sets, args.output)
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    cat = api.catalog()
+    sections = [
+        ("machines", "name", lambda m: f"{m.get('cpus', '?')} CPUs, {m.get('description', '')}"),
+        ("kernels", "id", lambda k: k.get("description", "")),
+        ("workloads", "type", lambda w: w.get("description", "")),
+    ]
+    for title, key, describe in sections:
+        entries = cat.get(title, [])
+        width = max((len(str(e.get(key, ""))) for e in entries), default=0)
+        print(f"{title}:")
+        for e in entries:
+            print(f"  {str(e.get(key, '')).ljust(width)}  {_one_line(describe(e))}".rstrip())
+    return 0
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    scenario = json.loads(api._load_text(args.scenario, args.sets))
+    print(f"ok: {scenario.get('name') or Path(args.scenario).stem}")
+    return 0
+
+
+_COMMANDS = {
+    "run": _cmd_run,
+    "native": _cmd_native,
+    "compare": _cmd_compare,
+    "demo": _cmd_demo,
+    "list": _cmd_list,
+    "validate": _cmd_validate,
+}
+
+
+def _run(argv: Sequence[str] | None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.version:
+        print(f"semsim {api.core_version()}")
+        return 0
+    if args.command is None:
+        raise UsageError(f"a command is required: {', '.join(_COMMANDS)} (or --help)")
+    if hasattr(args, "sets"):
+        args.sets = _check_sets(args.sets)
+    return _COMMANDS[args.command](args)
+
+
+def _os_error_message(exc: OSError) -> str:
+    if exc.filename is not None and exc.strerror:
+        return f"{exc.filename}: {exc.strerror}"
+    return str(exc)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs the command line; returns the exit status."""
+    debug = bool(os.environ.get("SEMSIM_DEBUG"))
+    try:
+        return _run(argv)
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # stdout closed early (| head): not an error worth a message.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except OSError:
+            pass
+        return EXIT_INTERNAL
+    except SystemExit:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - every failure becomes one line
+        if debug:
+            raise
+        if isinstance(exc, (UsageError, api.InputError, ValueError)):
+            status, kind, message = EXIT_USAGE, "error", _one_line(exc)
+        elif isinstance(exc, ImportError):
+            status, kind, message = EXIT_INTERNAL, "internal error", _one_line(exc)
+        elif isinstance(exc, OSError):
+            status, kind, message = EXIT_USAGE, "error", _one_line(_os_error_message(exc))
+        else:
+            status, kind = EXIT_INTERNAL, "internal error"
+            message = _one_line(exc)
+            if not isinstance(exc, (api.SimulationError, RuntimeError)):
+                message = f"{type(exc).__name__}: {message}"
+        try:
+            sys.stderr.write(f"semsim: {kind}: {message}\n")
+            sys.stderr.flush()
+        except OSError:
+            pass
+        return status
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

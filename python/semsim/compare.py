@@ -1,0 +1,168 @@
+"""Predicted against measured: the same scenario simulated and run natively."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .api import Result, ScenarioLike, load_scenario, measure, simulate
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+
+def _kernel_label(kernel: Any) -> str:
+    if isinstance(kernel, str):
+        return kernel
+    if isinstance(kernel, Mapping) and "base" in kernel:
+        extra = {k: v for k, v in kernel.items() if k != "base"}
+        return f"{kernel['base']}+{json.dumps(extra, separators=(',', ':'))}" if extra else str(kernel["base"])
+    return json.dumps(kernel, separators=(",", ":"))
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    return None
+
+
+def match_points(simulated: Result, measured: Result) -> list[dict[str, Any]]:
+    """Pairs each simulated point with the measured point of the same thread count.
+
+    ``error_pct`` is (predicted - measured) / measured in percent, against the
+    median of the measured runs; ``exceeds_spread`` is true when the prediction
+    lies outside the measured runs' [min, max].
+    """
+    unused = list(measured.points)
+    rows: list[dict[str, Any]] = []
+    for sp in simulated.points:
+        mp = next((p for p in unused if p.get("threads") == sp.get("threads")), None)
+        if mp is not None:
+            unused.remove(mp)
+        predicted = _number(sp.get("ops_per_s"))
+        meas = _number(mp.get("ops_per_s")) if mp else None
+        lo = _number(mp.get("ops_per_s_min", meas)) if mp else None
+        hi = _number(mp.get("ops_per_s_max", meas)) if mp else None
+        error = None
+        if predicted is not None and meas:
+            error = (predicted - meas) / meas * 100.0
+        exceeds = None
+        if predicted is not None and lo is not None and hi is not None:
+            exceeds = predicted < lo or predicted > hi
+        rows.append(
+            {
+                "threads": sp.get("threads"),
+                "kernel": _kernel_label(sp.get("kernel")),
+                "machine": sp.get("machine"),
+                "predicted_ops_per_s": predicted,
+                "measured_ops_per_s": meas,
+                "measured_min_ops_per_s": lo,
+                "measured_max_ops_per_s": hi,
+                "error_pct": error,
+                "exceeds_spread": exceeds,
+            }
+        )
+    return rows
+
+
+def _fmt_ops(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.0f}"
+
+
+class Comparison:
+    """A scenario's prediction next to its measurement on this host, point by point."""
+
+    def __init__(self, simulated: Result, measured: Result) -> None:
+        self.simulated = simulated
+        self.measured = measured
+        self.rows = match_points(simulated, measured)
+
+    @property
+    def scenario(self) -> dict[str, Any]:
+        return self.simulated.scenario
+
+    @property
+    def name(self) -> str:
+        return str(self.scenario.get("name") or "scenario")
+
+    def to_doc(self) -> dict[str, Any]:
+        return {
+            "scenario": self.scenario,
+            "points": self.rows,
+            "simulated": self.simulated.doc,
+            "measured": self.measured.doc,
+        }
+
+    def to_json(self, path: str | os.PathLike | None = None) -> str:
+        text = json.dumps(self.to_doc(), indent=2) + "\n"
+        if path is not None:
+            Path(path).write_text(text, encoding="utf-8")
+        return text
+
+    def to_frame(self) -> pd.DataFrame:
+        import pandas as pd
+
+        return pd.DataFrame(self.rows)
+
+    def table(self) -> str:
+        """The human table: point | predicted | measured (min..max) | error % | exceeds spread?"""
+        header = ["point", "predicted ops/s", "measured ops/s (min..max)", "error %", "exceeds spread?"]
+        lines = []
+        for r in self.rows:
+            measured = _fmt_ops(r["measured_ops_per_s"])
+            if r["measured_min_ops_per_s"] is not None:
+                measured += (
+                    f" ({_fmt_ops(r['measured_min_ops_per_s'])}.."
+                    f"{_fmt_ops(r['measured_max_ops_per_s'])})"
+                )
+            error = "-" if r["error_pct"] is None else f"{r['error_pct']:+.1f}"
+            exceeds = {True: "yes", False: "no", None: "-"}[r["exceeds_spread"]]
+            lines.append([f"{r['threads']} threads", _fmt_ops(r["predicted_ops_per_s"]), measured, error, exceeds])
+        widths = [max(len(row[i]) for row in [header, *lines]) for i in range(len(header))]
+
+        def fmt(row: list[str]) -> str:
+            cells = [row[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(row[1:], widths[1:])]
+            return " | ".join(cells).rstrip()
+
+        sep = "-+-".join("-" * w for w in widths)
+        return "\n".join([fmt(header), sep, *(fmt(r) for r in lines)])
+
+    def plot(self, path: str | os.PathLike | None = None, ax: Axes | None = None) -> Figure:
+        """Predicted and measured ops/s against threads (see :func:`semsim.plots.plot_compare`)."""
+        from .plots import plot_compare
+
+        fig = plot_compare(self, ax=ax)
+        if path is not None:
+            fig.savefig(os.fspath(path), dpi=120)
+        return fig
+
+    def write(self, out_dir: str | os.PathLike) -> tuple[Path, Path]:
+        """Writes ``compare.json`` and ``<scenario name>.png`` into ``out_dir``; returns both paths."""
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        json_path = out / "compare.json"
+        png_path = out / f"{safe_filename(self.name)}.png"
+        self.to_json(json_path)
+        self.plot(png_path)
+        return json_path, png_path
+
+    def __repr__(self) -> str:
+        return f"<semsim.Comparison {self.name!r}: {len(self.rows)} points>"
+
+
+def safe_filename(name: str) -> str:
+    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._")
+    return cleaned or "scenario"
+
+
+def compare(scenario: ScenarioLike, **overrides: Any) -> Comparison:
+    """Simulates the scenario and measures it on this host; pairs the points."""
+    normalized = load_scenario(scenario, **overrides)
+    return Comparison(simulate(normalized), measure(normalized))

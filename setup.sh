@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Installs everything semsim needs on Debian 12 and installs semsim itself.
+#
+#   ./setup.sh           Debian packages (only those missing), then `pip install .`:
+#                        the C++ library, the extension semsim._core and the `semsim` command
+#   ./setup.sh --tests   the same, plus the test tools (pytest, jsonschema, nbclient, ...),
+#                        with the GoogleTest suite built in the same CMake tree (build/py),
+#                        so ./run-tests.sh runs CTest there without compiling again
+#
+# Runs as root or through sudo. PYTHON selects the interpreter (default: python3).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")"
+
+tests=0
+for arg in "$@"; do
+  case "$arg" in
+    --tests) tests=1 ;;
+    -h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"; exit 0 ;;
+    *) echo "setup.sh: error: unknown option '$arg' (allowed: --tests, --help)" >&2; exit 2 ;;
+  esac
+done
+
+py=${PYTHON:-python3}
+sudo=()
+if [ "$(id -u)" -ne 0 ]; then sudo=(sudo); fi
+
+# --- Debian packages, skipping those already installed --------------------------------
+want=(libsimgrid-dev libfmt-dev nlohmann-json3-dev libgtest-dev cmake g++ make pkg-config)
+if ! command -v "$py" >/dev/null 2>&1; then
+  want+=(python3 python3-dev python3-pip)
+  py=python3
+else
+  # The extension needs Python.h; a pyenv/uv/conda Python ships its own, Debian's needs -dev.
+  if ! "$py" -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))'; then
+    want+=(python3-dev)
+  fi
+  if ! "$py" -m pip --version >/dev/null 2>&1; then want+=(python3-pip); fi
+fi
+missing=()
+for pkg in "${want[@]}"; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "setup.sh: installing Debian packages: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo[@]}" apt-get update -q
+  "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+else
+  echo "setup.sh: Debian packages already installed"
+fi
+
+# --- Python package -------------------------------------------------------------------
+pip=("$py" -m pip install --disable-pip-version-check)
+# Debian's own Python refuses system-wide installs (PEP 668); this script is the installer.
+if "$py" -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["stdlib"], "EXTERNALLY-MANAGED")))'; then
+  pip+=(--break-system-packages)
+  pip=("${sudo[@]}" "${pip[@]}")
+fi
+
+"${pip[@]}" "scikit-build-core>=0.10" "pybind11>=2.12"
+target=.
+config=(-C build-dir=build/py)
+if [ "$tests" -eq 1 ]; then
+  target=".[test]"
+  config+=(-C cmake.define.SEMSIM_BUILD_TESTS=ON)
+else
+  config+=(-C cmake.define.SEMSIM_BUILD_TESTS=OFF)
+fi
+echo "setup.sh: building and installing semsim (CMake build tree: build/py)"
+"${pip[@]}" --no-build-isolation "${config[@]}" "$target"
+
+# pyenv only sees new console scripts after a rehash.
+if command -v pyenv >/dev/null 2>&1; then pyenv rehash || true; fi
+if command -v semsim >/dev/null 2>&1; then
+  echo "setup.sh: done: $(semsim --version)"
+else
+  echo "setup.sh: installed, but the 'semsim' command is not on PATH; '$py -m semsim' works the same" >&2
+fi

@@ -1,0 +1,124 @@
+"""The Python API: scenarios in, Results out, DataFrames, errors as exceptions."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import semsim
+from conftest import DEFAULT_SCENARIO
+
+TINY = dict(threads=[1, 2], duration_ms=2, warmup_ms=0.5)
+NATIVE_TINY = dict(threads=[1, 2], duration_ms=20, warmup_ms=2, repeats=1)
+
+
+def test_exceptions_are_standard_types():
+    assert issubclass(semsim.InputError, ValueError)
+    assert issubclass(semsim.SimulationError, RuntimeError)
+
+
+def test_uses_the_installed_extension():
+    assert semsim._core.__name__ == "semsim._core"  # type: ignore[attr-defined]
+    assert semsim.core_version()
+
+
+def test_load_scenario_normalizes():
+    sc = semsim.load_scenario(DEFAULT_SCENARIO)
+    assert sc["name"] == "default"
+    assert sc["machine"] == "host-default"
+    assert sc["workload"]["semaphores"] == 8
+    assert sc["threads"] == [1, 2, 4, 8]
+    # A dict and overrides ("__" for ".") give the same as the file with --set.
+    again = semsim.load_scenario(json.loads(DEFAULT_SCENARIO.read_text()), workload__semaphores=64, threads=3)
+    assert again["workload"]["semaphores"] == 64
+    assert again["threads"] in (3, [3])
+    # Dotted keys work too.
+    assert semsim.load_scenario(DEFAULT_SCENARIO, **{"workload.pattern": "own"})["workload"]["pattern"] == "own"
+
+
+def test_default_scenario_is_the_packaged_one():
+    assert semsim.default_scenario() == semsim.load_scenario(DEFAULT_SCENARIO)
+
+
+def test_simulate_to_frame():
+    res = semsim.simulate(DEFAULT_SCENARIO, **TINY)
+    assert res.side == "simulated"
+    assert len(res.points) == 2
+    df = res.to_frame()
+    assert len(df) == 2
+    for col in ("threads", "kernel", "machine", "ops_per_s", "workload.semaphores", "workload.type",
+                "duration_ms", "seed", "side"):
+        assert col in df.columns, col
+    assert list(df["threads"]) == [1, 2]
+    assert (df["kernel"] == "hysteresis").all()
+    assert (df["workload.semaphores"] == 8).all()
+    assert (df["ops_per_s"] > 0).all()
+
+
+def test_overrides_reach_the_frame():
+    df = semsim.simulate(DEFAULT_SCENARIO, workload__semaphores=4, kernel="global_lock", **TINY).to_frame()
+    assert (df["workload.semaphores"] == 4).all()
+    assert (df["kernel"] == "global_lock").all()
+
+
+def test_simulate_is_deterministic_in_one_process():
+    a = semsim.simulate(DEFAULT_SCENARIO, **TINY).to_json()
+    b = semsim.simulate(DEFAULT_SCENARIO, **TINY).to_json()
+    assert a == b
+
+
+def test_result_json_round_trip(tmp_path):
+    res = semsim.simulate(DEFAULT_SCENARIO, **TINY)
+    path = tmp_path / "r.json"
+    res.to_json(path)
+    back = semsim.Result.from_json(path)
+    assert back.doc == res.doc
+    assert back.to_json() == res.to_json()
+    # A Result can seed another run with its own scenario.
+    assert semsim.simulate(back).to_json() == res.to_json()
+
+
+@pytest.mark.parametrize(
+    "overrides,word",
+    [
+        (dict(kernel="no_such_kernel"), "kernel"),
+        (dict(threads=0), "threads"),
+        (dict(threads="x"), "threads"),
+        (dict(workload__semaphores=-1), "semaphores"),
+        (dict(colour="blue"), "colour"),
+    ],
+)
+def test_bad_input_raises_value_error(overrides, word):
+    with pytest.raises(ValueError, match=word) as info:
+        semsim.simulate(DEFAULT_SCENARIO, **overrides)
+    assert isinstance(info.value, semsim.InputError)
+
+
+def test_missing_file_raises_input_error(tmp_path):
+    with pytest.raises(semsim.InputError, match="nope.json"):
+        semsim.load_scenario(tmp_path / "nope.json")
+
+
+def test_wrong_python_type():
+    with pytest.raises(TypeError, match="scenario"):
+        semsim.simulate(42)  # type: ignore[arg-type]
+
+
+def test_catalog():
+    cat = semsim.catalog()
+    assert "host-default" in [m["name"] for m in cat["machines"]]
+    assert {"global_lock", "hysteresis"} <= {k["id"] for k in cat["kernels"]}
+    assert "semop-multi" in [w["type"] for w in cat["workloads"]]
+
+
+def test_measure_and_compare_tiny():
+    res = semsim.measure(DEFAULT_SCENARIO, **NATIVE_TINY)
+    df = res.to_frame()
+    assert len(df) == 2 and (df["machine"] == "host").all() and (df["ops_per_s"] > 0).all()
+    cmp = semsim.compare(DEFAULT_SCENARIO, **NATIVE_TINY)
+    frame = cmp.to_frame()
+    assert list(frame["threads"]) == [1, 2]
+    assert {"predicted_ops_per_s", "measured_ops_per_s", "error_pct", "exceeds_spread"} <= set(frame.columns)
+    fig = cmp.plot()
+    assert fig.axes and fig.axes[0].get_xlabel() == "threads"

@@ -1,0 +1,225 @@
+"""The `semsim` command: output formats, determinism, and one-line errors with exit 2."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from conftest import DEFAULT_SCENARIO, NATIVE_TINY, SIM_TINY
+
+
+def assert_no_traceback(proc):
+    assert "Traceback" not in proc.stderr
+    assert "Traceback" not in proc.stdout
+
+
+def test_version(run_cli):
+    proc = run_cli("--version")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("semsim ")
+    assert_no_traceback(proc)
+
+
+def test_help(run_cli):
+    proc = run_cli("--help")
+    assert proc.returncode == 0
+    for command in ("run", "native", "compare", "demo", "list", "validate"):
+        assert command in proc.stdout
+
+
+def test_list(run_cli):
+    proc = run_cli("list")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    for section in ("machines:", "kernels:", "workloads:"):
+        assert section in lines
+    entries = {line.split()[0]: line for line in lines if line.startswith("  ")}
+    for name in ("global_lock", "hysteresis", "host-default", "semop-multi"):
+        assert name in entries, proc.stdout
+        assert len(entries[name].split()) > 1, f"no description for {name}"
+
+
+def check_simulated_doc(doc, threads):
+    assert doc["side"] == "simulated"
+    assert doc["scenario"]["threads"] == threads
+    assert doc["scenario"]["duration_ms"] == 2
+    assert doc["scenario"]["workload"]["type"] == "semop-multi"
+    prov = doc["provenance"]
+    for key in ("semsim_version", "machine", "machine_model_sha256"):
+        assert prov[key], key
+    assert [p["threads"] for p in doc["points"]] == threads
+    for p in doc["points"]:
+        assert p["kernel"] == "hysteresis"
+        assert p["machine"] == "host-default"
+        assert p["ops_per_s"] > 0
+
+
+def test_run_format_and_determinism(run_cli, tmp_path):
+    a = run_cli("run", DEFAULT_SCENARIO, *SIM_TINY, "-o", tmp_path / "a.json")
+    assert a.returncode == 0, a.stderr
+    assert a.stdout == ""
+    assert "ops/s" in a.stderr and "hysteresis" in a.stderr  # the human table
+    b = run_cli("run", DEFAULT_SCENARIO, *SIM_TINY, "-o", tmp_path / "b.json")
+    assert b.returncode == 0, b.stderr
+    first = (tmp_path / "a.json").read_bytes()
+    assert first == (tmp_path / "b.json").read_bytes(), "simulation output differs between runs"
+    check_simulated_doc(json.loads(first), [1, 2])
+    # Without -o, the same bytes go to stdout.
+    c = run_cli("run", DEFAULT_SCENARIO, *SIM_TINY)
+    assert c.returncode == 0, c.stderr
+    assert c.stdout.encode() == first
+    assert_no_traceback(c)
+
+
+def test_validate(run_cli):
+    proc = run_cli("validate", DEFAULT_SCENARIO)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "ok: default"
+
+
+def _write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+# (arguments after the scenario, words the one-line message must contain)
+BAD_OVERRIDES = [
+    (["--set", "colour=blue"], ["colour"]),
+    (["--set", "kernel=no_such_kernel"], ["kernel", "global_lock", "hysteresis"]),
+    (["--set", "threads=x"], ["threads"]),
+    (["--set", 'threads="4"'], ["threads"]),
+    (["--set", "threads=0"], ["threads"]),
+    (["--set", "threads=-3"], ["threads"]),
+    (["--set", "threads=[]"], ["threads"]),
+    (["--set", "threads=[1,0]"], ["threads"]),
+    (["--set", "workload.semaphores=-1"], ["semaphores"]),
+    (["--set", "workload.semaphores=0"], ["semaphores"]),
+    (["--set", "workload.semaphore=4"], ["semaphore"]),
+    (["--set", "workload.type=no-such-workload"], ["workload", "semop-multi"]),
+    (["--set", "workload.pattern=diagonal"], ["pattern", "stride"]),
+    (["--set", "duration_ms=0"], ["duration_ms"]),
+    (["--set", "duration_ms=-5"], ["duration_ms"]),
+    (["--set", "repeats=0"], ["repeats"]),
+    (["--set", "seed=-1"], ["seed"]),
+    (["--set", "machine=no-such-machine"], ["machine", "no-such-machine"]),
+    (["--set", "threads"], ["--set"]),
+    (["--set", "=3"], ["--set"]),
+    (["--bogus-flag"], ["--bogus-flag"]),
+]
+
+
+def assert_one_line_error(proc, words):
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    assert_no_traceback(proc)
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("semsim: error: "), lines[0]
+    for word in words:
+        assert word in lines[0], (word, lines[0])
+    assert proc.stdout == ""
+
+
+@pytest.mark.parametrize("extra,words", BAD_OVERRIDES, ids=[" ".join(a) for a, _ in BAD_OVERRIDES])
+def test_bad_override_run(run_cli, extra, words):
+    assert_one_line_error(run_cli("run", DEFAULT_SCENARIO, *SIM_TINY, *extra), words)
+
+
+@pytest.mark.parametrize("command", ["validate", "native", "compare"])
+def test_bad_kernel_other_commands(run_cli, command):
+    proc = run_cli(command, DEFAULT_SCENARIO, "--set", "kernel=linux-2.4")
+    assert_one_line_error(proc, ["kernel", "global_lock", "hysteresis"])
+
+
+def test_unknown_field_in_file(run_cli, tmp_path):
+    doc = json.loads(DEFAULT_SCENARIO.read_text())
+    doc["durration_ms"] = 5
+    path = _write(tmp_path, "typo.json", json.dumps(doc))
+    assert_one_line_error(run_cli("run", path), ["durration_ms"])
+
+
+def test_wrong_type_in_file(run_cli, tmp_path):
+    doc = json.loads(DEFAULT_SCENARIO.read_text())
+    doc["threads"] = "x"
+    path = _write(tmp_path, "type.json", json.dumps(doc))
+    assert_one_line_error(run_cli("validate", path), ["threads"])
+
+
+def test_missing_file(run_cli, tmp_path):
+    missing = tmp_path / "no-such-scenario.json"
+    assert_one_line_error(run_cli("run", missing), ["no-such-scenario.json"])
+
+
+def test_malformed_json(run_cli, tmp_path):
+    path = _write(tmp_path, "broken.json", '{"name": "broken", "threads": [1, 2,\n')
+    assert_one_line_error(run_cli("run", path), ["broken.json"])
+
+
+def test_not_an_object(run_cli, tmp_path):
+    path = _write(tmp_path, "list.json", "[1, 2, 3]")
+    assert_one_line_error(run_cli("validate", path), [])
+
+
+def test_missing_arguments(run_cli):
+    assert_one_line_error(run_cli(), ["command"])
+    assert_one_line_error(run_cli("run"), ["SCENARIO"])
+    assert_one_line_error(run_cli("frobnicate"), ["frobnicate"])
+
+
+def test_unwritable_output(run_cli, tmp_path):
+    blocker = _write(tmp_path, "file", "")
+    proc = run_cli("run", DEFAULT_SCENARIO, *SIM_TINY, "-o", blocker / "out.json")
+    assert proc.returncode == 2, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert_no_traceback(proc)
+
+
+def test_native_tiny(run_cli, tmp_path):
+    out = tmp_path / "native.json"
+    proc = run_cli("native", DEFAULT_SCENARIO, *NATIVE_TINY, "-o", out)
+    assert proc.returncode == 0, proc.stderr
+    assert "ops/s" in proc.stderr
+    doc = json.loads(out.read_text())
+    assert doc["side"] == "measured"
+    assert doc["scenario"]["machine"] == "host-default"  # recorded, not measured
+    assert doc["host"]["kernel_release"] == os.uname().release
+    assert doc["host"]["cpus"] >= 1
+    assert [p["threads"] for p in doc["points"]] == [1, 2]
+    for p in doc["points"]:
+        assert p["machine"] == "host"
+        assert p["ops_per_s"] > 0
+        assert p["ops_per_s_min"] <= p["ops_per_s"] <= p["ops_per_s_max"]
+
+
+def test_native_cleanup(run_cli):
+    proc = run_cli("native", "--cleanup")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("removed ")
+
+
+def test_compare_tiny(run_cli, tmp_path):
+    out = tmp_path / "cmp"
+    proc = run_cli("compare", DEFAULT_SCENARIO, *NATIVE_TINY, "-o", out)
+    assert proc.returncode == 0, proc.stderr
+    assert "predicted" in proc.stdout and "error %" in proc.stdout
+    doc = json.loads((out / "compare.json").read_text())
+    assert [r["threads"] for r in doc["points"]] == [1, 2]
+    for r in doc["points"]:
+        assert r["predicted_ops_per_s"] > 0 and r["measured_ops_per_s"] > 0
+        assert isinstance(r["error_pct"], float)
+        assert isinstance(r["exceeds_spread"], bool)
+    assert doc["simulated"]["side"] == "simulated" and doc["measured"]["side"] == "measured"
+    assert (out / "default.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_demo_tiny(run_cli, tmp_path):
+    # The main job on the embedded default scenario, shrunk by overrides.
+    out = tmp_path / "demo"
+    proc = run_cli("demo", "--set", "threads=[1]", "--set", "duration_ms=20", "--set", "warmup_ms=2",
+                   "--set", "repeats=1", "-o", out)
+    assert proc.returncode == 0, proc.stderr
+    assert "1 threads" in proc.stdout
+    assert (out / "compare.json").exists()
+    assert (out / "default.png").exists()
