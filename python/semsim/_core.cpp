@@ -1,0 +1,100 @@
+// semsim._core: a thin pybind11 layer over the C++ library. Everything
+// crosses as JSON text; C++ InputError becomes semsim._core.InputError (a
+// ValueError), SimulationError a RuntimeError subclass. The GIL is released
+// while a simulation or a measurement runs.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "config/kernel_config.hpp"
+#include "config/machine_config.hpp"
+#include "config/scenario.hpp"
+#include "core/errors.hpp"
+#include "driver/simulate.hpp"
+#include "ipc/kernel_policy.hpp"
+#include "native/native_runner.hpp"
+
+namespace py = pybind11;
+using semsim::Json;
+
+namespace {
+
+// A file path, or JSON text (anything starting with '{').
+Json load_source(const std::string& source) {
+  auto first = source.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && source[first] == '{') {
+    try {
+      return Json::parse(source);
+    } catch (const Json::parse_error& e) {
+      throw semsim::InputError(std::string("scenario: malformed JSON: ") + e.what());
+    }
+  }
+  return semsim::load_json_file(source);
+}
+
+std::string load_scenario(const std::string& source, const std::vector<std::string>& overrides) {
+  Json doc = load_source(source);
+  for (const auto& o : overrides) semsim::apply_override(doc, o);
+  auto scenario = semsim::parse_scenario(doc);
+  semsim::config::load_machine(scenario.machine);  // an unknown machine is bad input too
+  return scenario.raw.dump(2);
+}
+
+semsim::Scenario parse(const std::string& scenario_json) {
+  return semsim::parse_scenario(load_source(scenario_json));
+}
+
+std::string catalog() {
+  Json out;
+  out["machines"] = Json::array();
+  for (const auto& m : semsim::config::list_machines())
+    out["machines"].push_back({{"name", m.name}, {"description", m.description}, {"cpus", m.cpus}});
+  out["kernels"] = Json::array();
+  for (const auto& g : semsim::ipc::generations())
+    out["kernels"].push_back({{"id", g.id}, {"kernels", g.kernels}, {"description", g.description}});
+  out["workloads"] = Json::array();
+  for (const auto& w : semsim::known_workloads()) {
+    auto tab = w.find('\t');
+    out["workloads"].push_back({{"type", w.substr(0, tab)}, {"description", w.substr(tab + 1)}});
+  }
+  return out.dump(2);
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "semsim C++ core: simulator, native runner, configuration";
+  auto input_error = py::register_exception<semsim::InputError>(m, "InputError", PyExc_ValueError);
+  py::register_exception<semsim::SimulationError>(m, "SimulationError", PyExc_RuntimeError);
+  (void)input_error;
+
+  m.def("version", [] { return std::string(SEMSIM_VERSION); });
+  m.def("set_data_dir", &semsim::config::set_data_dir, py::arg("path"));
+  m.def("load_scenario", &load_scenario, py::arg("source"), py::arg("overrides") = std::vector<std::string>{});
+  m.def(
+      "simulate",
+      [](const std::string& scenario_json) {
+        auto scenario = parse(scenario_json);
+        Json result;
+        {
+          py::gil_scoped_release release;
+          result = semsim::driver::simulate(scenario);
+        }
+        return result.dump(2);
+      },
+      py::arg("scenario_json"));
+  m.def(
+      "measure",
+      [](const std::string& scenario_json) {
+        auto scenario = parse(scenario_json);
+        Json result;
+        {
+          py::gil_scoped_release release;
+          result = semsim::native::measure(scenario);
+        }
+        result["scenario"] = scenario.raw;
+        return result.dump(2);
+      },
+      py::arg("scenario_json"));
+  m.def("catalog", &catalog);
+  m.def("cleanup_native", [] { return semsim::native::cleanup_leftovers(); });
+}

@@ -1,0 +1,84 @@
+#include "config/kernel_config.hpp"
+
+#include <fmt/format.h>
+
+#include "config/json_fields.hpp"
+
+namespace semsim::config {
+
+namespace {
+
+std::vector<std::string> generation_ids() {
+  std::vector<std::string> ids;
+  for (const auto& g : ipc::generations()) ids.push_back(g.id);
+  return ids;
+}
+
+template <class Enum>
+Enum pick(const Json& v, const std::string& path,
+          const std::vector<std::pair<std::string, Enum>>& table) {
+  std::vector<std::string> names;
+  for (const auto& [name, value] : table) names.push_back(name);
+  auto chosen = as_choice(v, path, names);
+  for (const auto& [name, value] : table)
+    if (name == chosen) return value;
+  return table.front().second;
+}
+
+}  // namespace
+
+ipc::KernelPolicy parse_kernel(const Json& kernel) {
+  if (kernel.is_string()) {
+    auto id = as_choice(kernel, "kernel", generation_ids());
+    return *ipc::find_generation(id);
+  }
+  if (!kernel.is_object())
+    fail("kernel", fmt::format("must be a generation id ({}) or an object {{\"base\": id, ...}}",
+                               join(generation_ids())));
+  reject_unknown_keys(kernel, "kernel",
+                      {"base", "spinlock", "sem_lock", "fence", "hysteresis", "sem_layout", "otime",
+                       "otime_all_ops", "wakeup", "header_bytes"});
+  auto base = as_choice(require(kernel, "kernel", "base"), "kernel.base", generation_ids());
+  ipc::KernelPolicy p = *ipc::find_generation(base);
+  std::string id = base;
+  for (const auto& [key, v] : kernel.items()) {
+    if (key == "base") continue;
+    const std::string path = "kernel." + key;
+    id += fmt::format("+{}={}", key, v.is_string() ? v.get<std::string>() : v.dump());
+    if (key == "spinlock")
+      p.spinlock = pick<ipc::SpinlockKind>(
+          v, path, {{"ticket", ipc::SpinlockKind::Ticket}, {"queued", ipc::SpinlockKind::Queued}});
+    else if (key == "sem_lock")
+      p.sem_lock = pick<ipc::LockProtocol>(v, path,
+                                           {{"global_lock", ipc::LockProtocol::GlobalLock},
+                                            {"hysteresis", ipc::LockProtocol::Hysteresis}});
+    else if (key == "fence")
+      p.fence = pick<ipc::FastPathFence>(v, path,
+                                         {{"none", ipc::FastPathFence::None},
+                                          {"full", ipc::FastPathFence::Full},
+                                          {"rmb", ipc::FastPathFence::ReadOnly}});
+    else if (key == "hysteresis")
+      p.hysteresis = static_cast<int>(as_int(v, path, 1, 1000000));
+    else if (key == "sem_layout")
+      p.sem_layout = pick<ipc::SemLayout>(v, path,
+                                          {{"packed24", ipc::SemLayout::Packed24},
+                                           {"packed32", ipc::SemLayout::Packed32},
+                                           {"unaligned48", ipc::SemLayout::Unaligned48},
+                                           {"aligned64", ipc::SemLayout::Aligned64}});
+    else if (key == "otime")
+      p.otime = pick<ipc::OtimeLocation>(
+          v, path, {{"array", ipc::OtimeLocation::Array}, {"per_sem", ipc::OtimeLocation::PerSem}});
+    else if (key == "otime_all_ops")
+      p.otime_all_ops = as_bool(v, path);
+    else if (key == "wakeup")
+      p.wakeup = pick<ipc::WakeupDelivery>(v, path,
+                                           {{"in_wakeup", ipc::WakeupDelivery::InWakeup},
+                                            {"wake_q", ipc::WakeupDelivery::WakeQ}});
+    else if (key == "header_bytes")
+      p.header_bytes = static_cast<int>(as_int(v, path, 0, 4096));
+  }
+  p.id = id;
+  return p;
+}
+
+}  // namespace semsim::config

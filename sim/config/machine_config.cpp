@@ -1,0 +1,177 @@
+#include "config/machine_config.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
+#include "config/json_fields.hpp"
+#include "core/errors.hpp"
+
+namespace fs = std::filesystem;
+
+namespace semsim::config {
+
+namespace {
+
+std::string g_data_dir;
+
+std::vector<std::string> model_dirs() {
+  std::vector<std::string> dirs;
+  if (const char* env = std::getenv("SEMSIM_DATA_DIR")) dirs.push_back(std::string(env) + "/cpu_models");
+  if (!g_data_dir.empty()) dirs.push_back(g_data_dir + "/cpu_models");
+  dirs.push_back(std::string(SEMSIM_SOURCE_DIR) + "/cpu_models");
+  return dirs;
+}
+
+std::string fnv1a64(const std::string& text) {
+  std::uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return fmt::format("fnv1a64:{:016x}", h);
+}
+
+// A {"value": x, "source": "..."} parameter, in nanoseconds.
+double param(const Json& obj, const std::string& path, const std::string& key, bool required = true,
+             double fallback = 0) {
+  if (!obj.contains(key)) {
+    if (required) fail(child_path(path, key), "is required");
+    return fallback;
+  }
+  const Json& p = obj.at(key);
+  const std::string here = child_path(path, key);
+  if (!p.is_object() || !p.contains("value") || !p.contains("source"))
+    fail(here, "must be an object {\"value\": number, \"source\": \"where the number comes from\"}");
+  if (as_string(p["source"], here + ".source").empty()) fail(here + ".source", "must not be empty");
+  return as_number(p["value"], here + ".value", 0, false);
+}
+
+Tick param_ticks(const Json& obj, const std::string& path, const std::string& key,
+                 bool required = true) {
+  return ns_to_ticks(param(obj, path, key, required, -1e-3));
+}
+
+}  // namespace
+
+void set_data_dir(const std::string& dir) { g_data_dir = dir; }
+std::string data_dir() { return g_data_dir; }
+
+MachineParams parse_machine(const Json& doc, const std::string& where) {
+  const std::string path = where;
+  if (!doc.is_object()) fail(path, "a machine model must be a JSON object");
+  MachineParams m;
+  m.raw = doc;
+  m.hash = fnv1a64(doc.dump());
+  m.name = doc.contains("name") ? as_string(doc["name"], path + ": name") : fs::path(where).stem().string();
+  m.description = doc.contains("description") ? as_string(doc["description"], path + ": description") : "";
+  m.cpus = static_cast<int>(as_int(require(doc, path, "cpus"), path + ": cpus", 1, 256));
+  const Json& topo = require(doc, path, "topology");
+  const std::string tp = path + ": topology";
+  m.sockets = static_cast<int>(as_int(require(topo, tp, "sockets"), tp + ".sockets", 1, 64));
+  m.dies_per_socket = topo.contains("dies_per_socket")
+                          ? static_cast<int>(as_int(topo["dies_per_socket"], tp + ".dies_per_socket", 1, 16))
+                          : 1;
+  m.cores_per_die = static_cast<int>(as_int(require(topo, tp, "cores_per_die"), tp + ".cores_per_die", 1, 256));
+  m.threads_per_core = static_cast<int>(
+      as_int(require(topo, tp, "threads_per_core"), tp + ".threads_per_core", 1, 8));
+  if (m.sockets * m.dies_per_socket * m.cores_per_die * m.threads_per_core != m.cpus)
+    fail(path + ": cpus", fmt::format("is {} but the topology has sockets*dies_per_socket*cores_per_die*"
+                                      "threads_per_core = {}",
+                                      m.cpus, m.sockets * m.dies_per_socket * m.cores_per_die * m.threads_per_core));
+  std::string numbering = topo.contains("numbering")
+                              ? as_choice(topo["numbering"], tp + ".numbering", {"linux", "smt-adjacent"})
+                              : "linux";
+  m.smt_adjacent = numbering == "smt-adjacent";
+  m.socket_hops.assign(static_cast<std::size_t>(m.sockets), std::vector<int>(static_cast<std::size_t>(m.sockets), 1));
+  for (int s = 0; s < m.sockets; ++s) m.socket_hops[static_cast<std::size_t>(s)][static_cast<std::size_t>(s)] = 0;
+  if (topo.contains("socket_hops")) {
+    const Json& hops = topo["socket_hops"];
+    if (!hops.is_array() || hops.size() != static_cast<std::size_t>(m.sockets))
+      fail(tp + ".socket_hops", fmt::format("must be a {}x{} matrix of hop counts", m.sockets, m.sockets));
+    for (std::size_t a = 0; a < hops.size(); ++a) {
+      if (!hops[a].is_array() || hops[a].size() != static_cast<std::size_t>(m.sockets))
+        fail(tp + ".socket_hops", fmt::format("must be a {}x{} matrix of hop counts", m.sockets, m.sockets));
+      for (std::size_t b = 0; b < hops[a].size(); ++b)
+        m.socket_hops[a][b] = static_cast<int>(as_int(hops[a][b], tp + ".socket_hops", 0, 16));
+    }
+  }
+  const Json& lat = require(doc, path, "latency_ns");
+  const std::string lp = path + ": latency_ns";
+  m.lat_smt = param_ticks(lat, lp, "smt", false);
+  m.lat_same_die = param_ticks(lat, lp, "same_die", false);
+  m.lat_same_socket = param_ticks(lat, lp, "same_socket", false);
+  m.lat_one_hop = param_ticks(lat, lp, "one_hop", false);
+  m.lat_two_hops = param_ticks(lat, lp, "two_hops", false);
+  m.memory_latency = param_ticks(doc, path, "memory_latency_ns");
+  const Json& c = require(doc, path, "costs_ns");
+  const std::string cp = path + ": costs_ns";
+  m.l1_hit = param_ticks(c, cp, "l1_hit");
+  m.atomic_rmw = param_ticks(c, cp, "atomic_rmw");
+  m.full_fence = param_ticks(c, cp, "full_fence");
+  m.syscall = param_ticks(c, cp, "syscall");
+  m.semop_kernel_path = param_ticks(c, cp, "semop_kernel_path");
+  m.context_switch = param_ticks(c, cp, "context_switch");
+  m.wakeup_waker = param_ticks(c, cp, "wakeup_waker");
+  m.wakeup_latency = param_ticks(c, cp, "wakeup_latency");
+  m.ipi = param_ticks(c, cp, "ipi");
+  m.user_loop_iteration = param_ticks(c, cp, "user_loop_iteration");
+  m.bubble_sort_round = param_ticks(c, cp, "bubble_sort_round", false);
+  m.time_slice = param_ticks(c, cp, "time_slice");
+  m.memcpy_byte_ns = param(c, cp, "memcpy_byte", false, 0);
+  m.clock_ghz = doc.contains("clock_ghz") ? param(doc, path, "clock_ghz") : 0;
+  if (m.time_slice <= 0) fail(cp + ".time_slice", "must be > 0");
+  // Every distance class that can occur on this topology needs a latency.
+  auto need = [&](bool occurs, Tick v, const char* key) {
+    if (occurs && v < 0) fail(lp + "." + key, "is required: this topology has CPU pairs at that distance");
+  };
+  int max_hops = 0;
+  for (const auto& row : m.socket_hops)
+    for (int h : row) max_hops = std::max(max_hops, h);
+  need(m.threads_per_core > 1, m.lat_smt, "smt");
+  need(m.cores_per_die > 1, m.lat_same_die, "same_die");
+  need(m.dies_per_socket > 1, m.lat_same_socket, "same_socket");
+  need(m.sockets > 1, m.lat_one_hop, "one_hop");
+  need(max_hops >= 2, m.lat_two_hops, "two_hops");
+  return m;
+}
+
+MachineParams load_machine(const std::string& name_or_path) {
+  bool is_path = name_or_path.find('/') != std::string::npos ||
+                 (name_or_path.size() > 5 && name_or_path.substr(name_or_path.size() - 5) == ".json");
+  if (is_path) return parse_machine(load_json_file(name_or_path), name_or_path);
+  for (const auto& dir : model_dirs()) {
+    fs::path candidate = fs::path(dir) / (name_or_path + ".json");
+    if (fs::exists(candidate)) return parse_machine(load_json_file(candidate.string()), name_or_path);
+  }
+  std::vector<std::string> names;
+  for (const auto& e : list_machines()) names.push_back(e.name);
+  fail("machine", fmt::format("unknown machine \"{}\"; presets: {}; or give a path to a machine file",
+                              name_or_path, join(names)));
+}
+
+std::vector<MachineEntry> list_machines() {
+  std::vector<MachineEntry> out;
+  for (const auto& dir : model_dirs()) {
+    if (!fs::is_directory(dir)) continue;
+    std::vector<fs::path> files;
+    for (const auto& entry : fs::directory_iterator(dir))
+      if (entry.path().extension() == ".json" && entry.path().stem().string().find("schema") == std::string::npos)
+        files.push_back(entry.path());
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) {
+      try {
+        auto m = parse_machine(load_json_file(f.string()), f.stem().string());
+        out.push_back({f.stem().string(), m.description, m.cpus});
+      } catch (const InputError& e) {
+        out.push_back({f.stem().string(), std::string("INVALID: ") + e.what(), 0});
+      }
+    }
+    if (!out.empty()) break;  // the first directory that has models wins
+  }
+  return out;
+}
+
+}  // namespace semsim::config

@@ -1,0 +1,52 @@
+// Machine models (cpu_models/*.json): loading, validation, and the preset
+// catalogue. The format is documented in cpu_models/README.md; every numeric
+// parameter is {"value": x, "source": "..."} and is converted to integer
+// picoseconds here, once.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "config/scenario.hpp"
+#include "core/time.hpp"
+
+namespace semsim::config {
+
+struct MachineParams {
+  std::string name;
+  std::string description;
+  int cpus = 1;
+  int sockets = 1, dies_per_socket = 1, cores_per_die = 1, threads_per_core = 1;
+  bool smt_adjacent = false;  // numbering: siblings consecutive (else Linux-style, siblings at +cores)
+  std::vector<std::vector<int>> socket_hops;  // sockets x sockets
+
+  // Cache-line transfer latency by distance class; -1 where the class does not occur.
+  Tick lat_smt = -1, lat_same_die = -1, lat_same_socket = -1, lat_one_hop = -1, lat_two_hops = -1;
+  Tick memory_latency = 0;
+
+  Tick l1_hit = 0, atomic_rmw = 0, full_fence = 0;
+  Tick syscall = 0, semop_kernel_path = 0;
+  Tick context_switch = 0, wakeup_waker = 0, wakeup_latency = 0, ipi = 0;
+  Tick user_loop_iteration = 0, bubble_sort_round = 0, time_slice = 0;
+  double memcpy_byte_ns = 0;
+  double clock_ghz = 0;
+
+  std::string hash;  // "fnv1a64:<hex>" of the canonical JSON, for provenance
+  Json raw;
+};
+
+// Directory holding cpu_models/ and scenarios/ (package data when installed).
+void set_data_dir(const std::string& dir);
+std::string data_dir();
+
+// A preset name (cpu_models/<name>.json) or a path to a machine file.
+MachineParams load_machine(const std::string& name_or_path);
+MachineParams parse_machine(const Json& doc, const std::string& where);
+
+struct MachineEntry {
+  std::string name, description;
+  int cpus;
+};
+std::vector<MachineEntry> list_machines();
+
+}  // namespace semsim::config

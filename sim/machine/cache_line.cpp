@@ -1,0 +1,67 @@
+#include "machine/cache_line.hpp"
+
+#include <algorithm>
+
+namespace semsim::machine {
+
+std::uint64_t LineStats::misses() const {
+  std::uint64_t n = from_memory;
+  for (auto t : transfers) n += t;
+  return n;
+}
+
+Tick CacheLine::access(const Topology& topo, int cpu, Access kind, Tick t) {
+  const auto& costs = topo.params();
+  const auto ucpu = static_cast<std::size_t>(cpu);
+  ++stats_.accesses;
+  const Tick op_cost = kind == Access::Rmw ? costs.atomic_rmw : costs.l1_hit;
+  // Hits: the line is already here in a state that allows the access.
+  if (owner_ == cpu || (kind == Access::Read && sharers_.test(ucpu))) {
+    ++stats_.hits;
+    return t + op_cost;
+  }
+  const Tick start = std::max(t, busy_until_);
+  stats_.queued += start - t;
+  Tick cost = 0;
+  auto record = [&](int from) {
+    ++stats_.transfers[static_cast<std::size_t>(topo.distance(from, cpu))];
+    return topo.transfer(from, cpu);
+  };
+  if (owner_ >= 0) {
+    cost = record(owner_);  // fetch the modified copy from its owner
+  } else if (sharers_.any()) {
+    if (kind == Access::Read) {
+      cost = record(last_writer_ >= 0 ? last_writer_ : static_cast<int>(sharers_._Find_first()));
+    } else {
+      // Read-for-ownership: invalidate every other sharer; the farthest one decides.
+      int farthest = -1;
+      Tick worst = -1;
+      for (std::size_t s = sharers_._Find_first(); s < sharers_.size(); s = sharers_._Find_next(s)) {
+        if (s == ucpu) continue;
+        Tick c = topo.transfer(static_cast<int>(s), cpu);
+        if (c > worst) worst = c, farthest = static_cast<int>(s);
+      }
+      cost = farthest < 0 ? costs.l1_hit : record(farthest);  // sole sharer: silent upgrade
+    }
+  } else {
+    ++stats_.from_memory;
+    cost = costs.memory_latency;
+  }
+  const Tick done = start + cost;
+  busy_until_ = done;
+  if (kind == Access::Read) {
+    if (owner_ >= 0) {
+      sharers_.set(static_cast<std::size_t>(owner_));
+      last_writer_ = owner_;
+      owner_ = -1;
+    }
+    sharers_.set(ucpu);
+  } else {
+    sharers_.reset();
+    owner_ = cpu;
+    last_writer_ = cpu;
+  }
+  return done + (kind == Access::Rmw ? costs.atomic_rmw : 0);
+}
+
+}  // namespace semsim::machine

@@ -1,0 +1,68 @@
+// A cache line with MESI-like coherence state and a serialisation point.
+//
+// State: one owner holding it Modified/Exclusive, or a set of sharers. A miss
+// waits until the line's previous transfer is done (the directory / home
+// agent serialises requests to one line), then costs a transfer from the
+// owner at the topology distance, an invalidation of the farthest sharer, or
+// a fetch from memory. Hot lines therefore queue by themselves: that is where
+// most of the scaling story comes from (lock words, shared sem_otime, two
+// semaphores false-sharing one line).
+#pragma once
+
+#include <array>
+#include <bitset>
+#include <cstdint>
+#include <string>
+
+#include "machine/topology.hpp"
+
+namespace semsim::machine {
+
+constexpr int kMaxCpus = 256;
+
+enum class Access : std::uint8_t { Read, Write, Rmw };
+
+struct LineStats {
+  std::uint64_t accesses = 0, hits = 0, from_memory = 0;
+  std::array<std::uint64_t, kDistanceClasses> transfers{};  // misses served by a cache, by distance
+  Tick queued = 0;  // time requests waited behind earlier transfers of this line
+  std::uint64_t misses() const;
+};
+
+class CacheLine {
+ public:
+  CacheLine() = default;
+  explicit CacheLine(std::string name) : name_(std::move(name)) {}
+
+  // A request by `cpu` issued at t; returns when it completes.
+  Tick access(const Topology& topo, int cpu, Access kind, Tick t);
+  // The line is kept busy until t by traffic the caller accounts for itself
+  // (e.g. the re-reads of every ticket-lock spinner after a release).
+  void occupy_until(Tick t) {
+    if (t > busy_until_) busy_until_ = t;
+  }
+  // After a release every spinner holds a shared copy again.
+  void add_sharer(int cpu) {
+    if (owner_ >= 0) {
+      sharers_.set(static_cast<std::size_t>(owner_));
+      last_writer_ = owner_;
+      owner_ = -1;
+    }
+    sharers_.set(static_cast<std::size_t>(cpu));
+  }
+  Tick busy_until() const { return busy_until_; }
+  const std::string& name() const { return name_; }
+  void set_name(std::string n) { name_ = std::move(n); }
+  const LineStats& stats() const { return stats_; }
+  void reset_stats() { stats_ = {}; }
+
+ private:
+  std::string name_;
+  int owner_ = -1;        // CPU holding it Modified/Exclusive, or -1
+  int last_writer_ = -1;  // where a shared copy is cheapest to fetch from
+  std::bitset<kMaxCpus> sharers_;
+  Tick busy_until_ = 0;
+  LineStats stats_;
+};
+
+}  // namespace semsim::machine

@@ -1,0 +1,45 @@
+#include "machine/task.hpp"
+
+namespace semsim::machine {
+
+const char* func_name(Func f) {
+  switch (f) {
+    case Func::User: return "[user] benchmark loop";
+    case Func::SyscallEntry: return "entry_SYSCALL_64";
+    case Func::SysSemtimedop: return "do_semtimedop";
+    case Func::IpcObtain: return "ipc_obtain_object_check";
+    case Func::SemLock: return "sem_lock";
+    case Func::RawSpinLock: return "_raw_spin_lock";
+    case Func::PerformAtomic: return "perform_atomic_semop";
+    case Func::DoSmartUpdate: return "do_smart_update";
+    case Func::SemUnlock: return "_raw_spin_unlock";
+    case Func::Wakeup: return "try_to_wake_up";
+    case Func::Schedule: return "schedule";
+    case Func::Count: break;
+  }
+  return "?";
+}
+
+CpuCategory category_of(Func f) {
+  switch (f) {
+    case Func::User: return CpuCategory::User;
+    case Func::SyscallEntry: return CpuCategory::Syscall;
+    case Func::RawSpinLock: return CpuCategory::Spin;
+    case Func::Schedule: return CpuCategory::ContextSwitch;
+    default: return CpuCategory::Kernel;
+  }
+}
+
+const char* category_name(CpuCategory c) {
+  switch (c) {
+    case CpuCategory::User: return "user";
+    case CpuCategory::Syscall: return "syscall";
+    case CpuCategory::Kernel: return "kernel";
+    case CpuCategory::Spin: return "spin";
+    case CpuCategory::ContextSwitch: return "context_switch";
+    case CpuCategory::Count: break;
+  }
+  return "?";
+}
+
+}  // namespace semsim::machine

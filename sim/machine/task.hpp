@@ -1,0 +1,88 @@
+// A simulated task (thread or process) and where its CPU time goes.
+//
+// A task carries a time cursor: work it has been charged for but not yet
+// slept through. Model code charges costs to the cursor (attributed to the
+// kernel function currently executing, for the perf-like profile) and calls
+// sync() only where another task could observe the order of events: before
+// trying a lock, before blocking. That keeps a semop to a couple of SimGrid
+// calls (issue 8's speed budget) while every shared resource (cache line,
+// lock) still serialises requests in time order.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "core/simulation.hpp"
+#include "core/time.hpp"
+
+namespace semsim::machine {
+
+// Kernel/user functions time is attributed to, named as perf would show them.
+enum class Func : std::uint8_t {
+  User,            // benchmark loop in user space
+  SyscallEntry,    // entry_SYSCALL_64 / system_call + exit
+  SysSemtimedop,   // the lumped semtimedop body (copies, checks, security hooks)
+  IpcObtain,       // ipc_lock / ipc_obtain_object_check: the idr lookup and array header reads
+  SemLock,         // sem_lock() outside the spinlock itself (flag reads, fences)
+  RawSpinLock,     // _raw_spin_lock: the atomic and the spinning
+  PerformAtomic,   // perform_atomic_semop / try_atomic_semop
+  DoSmartUpdate,   // do_smart_update / update_queue / set_semotime
+  SemUnlock,       // spin_unlock
+  Wakeup,          // try_to_wake_up and the wake queue
+  Schedule,        // schedule(): context switch, going to sleep
+  Count
+};
+constexpr int kFuncCount = static_cast<int>(Func::Count);
+const char* func_name(Func f);
+
+// Coarse CPU-time categories of the breakdown (user, syscall, kernel, spin, context switch).
+enum class CpuCategory : std::uint8_t { User, Syscall, Kernel, Spin, ContextSwitch, Count };
+constexpr int kCategoryCount = static_cast<int>(CpuCategory::Count);
+CpuCategory category_of(Func f);
+const char* category_name(CpuCategory c);
+
+struct Task {
+  int id = 0;
+  int process = 0;             // tasks of one process share SEM_UNDO lists
+  core::Actor* actor = nullptr;
+  int cpu = 0;                 // where it runs (or last ran)
+  int home_cpu = 0;            // its pinned CPU, or first placement
+  bool pinned = true;
+
+  Tick cursor = 0;             // charged up to here
+  Tick slice_start = 0;        // when it last got its CPU
+  Func func = Func::User;      // what is executing now, for attribution
+  std::array<Tick, kFuncCount> time{};  // CPU time by function
+  std::uint64_t semops = 0;    // completed semop() calls
+  std::uint64_t voluntary_switches = 0, involuntary_switches = 0;
+  int lock_depth = 0;          // spinlocks held: never preempted while > 0
+
+  void charge(Tick d) {
+    cursor += d;
+    time[static_cast<std::size_t>(func)] += d;
+  }
+  // Move the cursor to t (if later), the gap counted as the current function.
+  void advance_to(Tick t) {
+    if (t > cursor) charge(t - cursor);
+  }
+  // Move the cursor to t without charging CPU time (the task was off-CPU).
+  void idle_until(Tick t) {
+    if (t > cursor) cursor = t;
+  }
+  void sync() { actor->sleep_until(cursor); }
+};
+
+// Attributes the charges in a scope to one function (restores the caller's on exit).
+class InFunc {
+ public:
+  InFunc(Task& t, Func f) : task_(t), saved_(t.func) { t.func = f; }
+  ~InFunc() { task_.func = saved_; }
+  InFunc(const InFunc&) = delete;
+  InFunc& operator=(const InFunc&) = delete;
+
+ private:
+  Task& task_;
+  Func saved_;
+};
+
+}  // namespace semsim::machine

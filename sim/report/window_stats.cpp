@@ -1,0 +1,126 @@
+#include "report/window_stats.hpp"
+
+#include <algorithm>
+
+namespace semsim::report {
+
+using machine::CpuCategory;
+
+std::vector<WindowStats::TaskSnap> WindowStats::snapshot() const {
+  std::vector<TaskSnap> out;
+  for (const auto& t : tasks_) out.push_back({t.semops, t.voluntary_switches, t.involuntary_switches, t.time});
+  return out;
+}
+
+void WindowStats::begin(Tick now) {
+  start_ = now;
+  at_start_ = snapshot();
+  for (const auto* line : sma_.lines()) const_cast<machine::CacheLine*>(line)->reset_stats();
+  sma_.array_lock->reset_stats();
+  for (auto& l : sma_.sem_locks) l->reset_stats();
+}
+
+void WindowStats::end(Tick now) {
+  stop_ = now;
+  at_end_ = snapshot();
+}
+
+namespace {
+
+Json lock_json(const std::string& name, const machine::LockStats& s) {
+  auto per = [&](Tick t) { return s.acquisitions ? ticks_to_ns(t) / static_cast<double>(s.acquisitions) : 0.0; };
+  return {{"lock", name},
+          {"acquisitions", s.acquisitions},
+          {"contended_share", s.acquisitions ? static_cast<double>(s.contended) / static_cast<double>(s.acquisitions) : 0.0},
+          {"wait_ns_per_acquisition", per(s.wait)},
+          {"hold_ns_per_acquisition", per(s.hold)}};
+}
+
+}  // namespace
+
+Json WindowStats::to_json() const {
+  const double window_s = ticks_to_seconds(stop_ - start_);
+  std::vector<std::uint64_t> ops;
+  std::uint64_t total = 0, voluntary = 0, involuntary = 0;
+  std::array<Tick, machine::kFuncCount> by_func{};
+  for (std::size_t i = 0; i < at_end_.size(); ++i) {
+    const auto& a = at_start_[i];
+    const auto& b = at_end_[i];
+    ops.push_back(b.semops - a.semops);
+    total += b.semops - a.semops;
+    voluntary += b.voluntary - a.voluntary;
+    involuntary += b.involuntary - a.involuntary;
+    for (std::size_t f = 0; f < by_func.size(); ++f) by_func[f] += b.time[f] - a.time[f];
+  }
+  std::sort(ops.begin(), ops.end());
+  Json point;
+  point["ops_per_s"] = window_s > 0 ? static_cast<double>(total) / window_s : 0.0;
+  point["ops_total"] = total;
+  point["window_s"] = window_s;
+  point["per_task_ops"] = {{"min", ops.front()}, {"median", ops[(ops.size() - 1) / 2]}, {"max", ops.back()}};
+  point["context_switches"] = {{"voluntary", voluntary}, {"involuntary", involuntary}};
+
+  // CPU-time breakdown over all CPUs of the window; idle is what is left.
+  const double capacity = static_cast<double>(stop_ - start_) * topo_.cpus();
+  std::array<double, machine::kCategoryCount> cat{};
+  Tick busy = 0;
+  for (int f = 0; f < machine::kFuncCount; ++f) {
+    cat[static_cast<std::size_t>(machine::category_of(static_cast<machine::Func>(f)))] +=
+        static_cast<double>(by_func[static_cast<std::size_t>(f)]);
+    busy += by_func[static_cast<std::size_t>(f)];
+  }
+  Json breakdown;
+  for (int c = 0; c < machine::kCategoryCount; ++c)
+    breakdown[machine::category_name(static_cast<CpuCategory>(c))] = capacity > 0 ? cat[static_cast<std::size_t>(c)] / capacity : 0.0;
+  breakdown["idle"] = capacity > 0 ? std::max(0.0, 1.0 - static_cast<double>(busy) / capacity) : 0.0;
+  point["cpu_breakdown"] = breakdown;
+
+  // perf-report-like profile: share of busy CPU time per kernel function.
+  Json profile = Json::array();
+  std::vector<std::pair<Tick, int>> order;
+  for (int f = 0; f < machine::kFuncCount; ++f) order.emplace_back(by_func[static_cast<std::size_t>(f)], f);
+  std::stable_sort(order.begin(), order.end(), [](auto& x, auto& y) { return x.first > y.first; });
+  for (auto [t, f] : order) {
+    if (t == 0) continue;
+    profile.push_back({{"function", machine::func_name(static_cast<machine::Func>(f))},
+                       {"share", busy ? static_cast<double>(t) / static_cast<double>(busy) : 0.0}});
+  }
+  point["profile"] = profile;
+
+  Json locks = Json::array();
+  locks.push_back(lock_json("sem_perm.lock (array)", sma_.array_lock->stats()));
+  if (!sma_.sem_locks.empty()) {
+    machine::LockStats sum;
+    for (const auto& l : sma_.sem_locks) {
+      sum.acquisitions += l->stats().acquisitions;
+      sum.contended += l->stats().contended;
+      sum.wait += l->stats().wait;
+      sum.hold += l->stats().hold;
+    }
+    locks.push_back(lock_json("sem->lock (all semaphores)", sum));
+  }
+  point["locks"] = locks;
+
+  // The hottest cache lines by misses, with transfers by distance class.
+  auto lines = sma_.lines();
+  std::stable_sort(lines.begin(), lines.end(),
+                   [](const machine::CacheLine* a, const machine::CacheLine* b) { return a->stats().misses() > b->stats().misses(); });
+  Json hot = Json::array();
+  for (std::size_t i = 0; i < lines.size() && i < 8; ++i) {
+    const auto& s = lines[i]->stats();
+    if (s.accesses == 0) continue;
+    Json transfers;
+    for (int d = 1; d < machine::kDistanceClasses; ++d)
+      if (s.transfers[static_cast<std::size_t>(d)]) transfers[machine::distance_name(static_cast<machine::Distance>(d))] = s.transfers[static_cast<std::size_t>(d)];
+    hot.push_back({{"line", lines[i]->name()},
+                   {"accesses", s.accesses},
+                   {"misses", s.misses()},
+                   {"misses_per_op", total ? static_cast<double>(s.misses()) / static_cast<double>(total) : 0.0},
+                   {"queued_ns", ticks_to_ns(s.queued)},
+                   {"transfers", transfers.is_null() ? Json::object() : transfers}});
+  }
+  point["hot_lines"] = hot;
+  return point;
+}
+
+}  // namespace semsim::report

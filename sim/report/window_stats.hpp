@@ -1,0 +1,38 @@
+// Statistics of a measurement window: snapshots of every task, lock and
+// cache line at its start, differences at its end, as the point JSON
+// (throughput, fairness, CPU-time breakdown, profile, locks, hottest lines).
+#pragma once
+
+#include <array>
+#include <deque>
+#include <vector>
+
+#include "config/scenario.hpp"
+#include "ipc/sem_array.hpp"
+#include "machine/task.hpp"
+
+namespace semsim::report {
+
+class WindowStats {
+ public:
+  WindowStats(const machine::Topology& topo, ipc::SemArray& sma, const std::deque<machine::Task>& tasks)
+      : topo_(topo), sma_(sma), tasks_(tasks) {}
+  void begin(Tick now);
+  void end(Tick now);
+  Json to_json() const;
+
+ private:
+  struct TaskSnap {
+    std::uint64_t semops = 0, voluntary = 0, involuntary = 0;
+    std::array<Tick, machine::kFuncCount> time{};
+  };
+  std::vector<TaskSnap> snapshot() const;
+  const machine::Topology& topo_;
+  ipc::SemArray& sma_;
+  const std::deque<machine::Task>& tasks_;
+  Tick start_ = 0, stop_ = 0;
+  std::vector<TaskSnap> at_start_, at_end_;
+  std::vector<machine::LockStats> locks_at_end_;
+};
+
+}  // namespace semsim::report
