@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 
 #include "config/json_fields.hpp"
 #include "core/errors.hpp"
@@ -19,6 +20,7 @@ std::string g_data_dir;
 
 std::vector<std::string> model_dirs() {
   std::vector<std::string> dirs;
+  dirs.push_back("cpu_models");  // the current directory's models first (calibrated hosts)
   if (const char* env = std::getenv("SEMSIM_DATA_DIR")) dirs.push_back(std::string(env) + "/cpu_models");
   if (!g_data_dir.empty()) dirs.push_back(g_data_dir + "/cpu_models");
   dirs.push_back(std::string(SEMSIM_SOURCE_DIR) + "/cpu_models");
@@ -142,6 +144,15 @@ MachineParams load_machine(const std::string& name_or_path) {
   bool is_path = name_or_path.find('/') != std::string::npos ||
                  (name_or_path.size() > 5 && name_or_path.substr(name_or_path.size() - 5) == ".json");
   if (is_path) return parse_machine(load_json_file(name_or_path), name_or_path);
+  // "host": the calibrated model of this machine (semsim calibrate writes
+  // cpu_models/host.json) or, until calibration has run, host-default.
+  if (name_or_path == "host") {
+    for (const auto& dir : model_dirs()) {
+      fs::path calibrated = fs::path(dir) / "host.json";
+      if (fs::exists(calibrated)) return parse_machine(load_json_file(calibrated.string()), "host");
+    }
+    return load_machine("host-default");
+  }
   for (const auto& dir : model_dirs()) {
     fs::path candidate = fs::path(dir) / (name_or_path + ".json");
     if (fs::exists(candidate)) return parse_machine(load_json_file(candidate.string()), name_or_path);
@@ -153,24 +164,26 @@ MachineParams load_machine(const std::string& name_or_path) {
 }
 
 std::vector<MachineEntry> list_machines() {
-  std::vector<MachineEntry> out;
+  // Every model directory contributes; a name found earlier wins (a
+  // calibrated cpu_models/host.json in the current directory, then the
+  // installed presets).
+  std::map<std::string, MachineEntry> by_name;
   for (const auto& dir : model_dirs()) {
     if (!fs::is_directory(dir)) continue;
-    std::vector<fs::path> files;
-    for (const auto& entry : fs::directory_iterator(dir))
-      if (entry.path().extension() == ".json" && entry.path().stem().string().find("schema") == std::string::npos)
-        files.push_back(entry.path());
-    std::sort(files.begin(), files.end());
-    for (const auto& f : files) {
+    for (const auto& entry : fs::directory_iterator(dir)) {
+      const auto& f = entry.path();
+      const std::string stem = f.stem().string();
+      if (f.extension() != ".json" || stem.find("schema") != std::string::npos || by_name.count(stem)) continue;
       try {
-        auto m = parse_machine(load_json_file(f.string()), f.stem().string());
-        out.push_back({f.stem().string(), m.description, m.cpus});
+        auto m = parse_machine(load_json_file(f.string()), stem);
+        by_name[stem] = {stem, m.description, m.cpus};
       } catch (const InputError& e) {
-        out.push_back({f.stem().string(), std::string("INVALID: ") + e.what(), 0});
+        by_name[stem] = {stem, std::string("INVALID: ") + e.what(), 0};
       }
     }
-    if (!out.empty()) break;  // the first directory that has models wins
   }
+  std::vector<MachineEntry> out;
+  for (auto& [name, e] : by_name) out.push_back(e);
   return out;
 }
 

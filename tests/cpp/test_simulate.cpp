@@ -1,0 +1,123 @@
+// End-to-end simulator checks: determinism of the result bytes, bad-input
+// errors that name the field, and the walking skeleton's two generations.
+#include <gtest/gtest.h>
+
+#include "config/machine_config.hpp"
+#include "config/scenario.hpp"
+#include "core/errors.hpp"
+#include "driver/simulate.hpp"
+
+using semsim::Json;
+
+namespace {
+
+Json base_scenario() {
+  return Json::parse(R"({
+    "name": "t", "machine": "i3-ivybridge", "kernel": "hysteresis",
+    "workload": {"type": "semop-multi", "semaphores": 4, "pattern": "stride"},
+    "threads": [1, 4], "duration_ms": 0.5, "warmup_ms": 0.1, "seed": 7, "repeats": 1})");
+}
+
+Json run(Json doc) { return semsim::driver::simulate(semsim::parse_scenario(doc)); }
+
+std::string error_of(Json doc) {
+  try {
+    auto s = semsim::parse_scenario(doc);
+    semsim::config::load_machine(s.machine);
+  } catch (const semsim::InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(Simulate, SameScenarioSameBytes) {
+  auto a = run(base_scenario()).dump();
+  auto b = run(base_scenario()).dump();
+  EXPECT_EQ(a, b);
+  auto other_seed = base_scenario();
+  other_seed["seed"] = 8;
+  other_seed["workload"]["pattern"] = "random";
+  auto c = run(other_seed).dump();
+  auto d = run(other_seed).dump();
+  EXPECT_EQ(c, d);
+}
+
+TEST(Simulate, ResultCarriesThePointFieldsAndProvenance) {
+  auto r = run(base_scenario());
+  EXPECT_EQ(r["side"], "simulated");
+  ASSERT_EQ(r["points"].size(), 2u);
+  for (const auto& p : r["points"]) {
+    EXPECT_GT(p["ops_per_s"].get<double>(), 0);
+    EXPECT_EQ(p["kernel"], "hysteresis");
+    EXPECT_EQ(p["machine"], "i3-ivybridge");
+    // ops_per_s is completed semops over the window.
+    EXPECT_NEAR(p["ops_per_s"].get<double>() * p["window_s"].get<double>(), p["ops_total"].get<double>(), 1.0);
+  }
+  EXPECT_EQ(r["points"][0]["threads"], 1);
+  EXPECT_TRUE(r["provenance"]["machine_model_hash"].get<std::string>().rfind("fnv1a64:", 0) == 0);
+  EXPECT_EQ(r["scenario"]["seed"], 7);
+}
+
+TEST(Simulate, GlobalLockTakesTheArrayLockOnEveryOpAndHysteresisNever) {
+  auto doc = base_scenario();
+  doc["threads"] = 4;
+  doc["kernel"] = "global_lock";
+  auto g = run(doc)["points"][0];
+  EXPECT_EQ(g["locks"][0]["acquisitions"].get<double>(), g["ops_total"].get<double>());
+  doc["kernel"] = "hysteresis";
+  auto h = run(doc)["points"][0];
+  EXPECT_EQ(h["locks"][0]["acquisitions"].get<double>(), 0);  // past newary()'s 9 global ops
+  EXPECT_EQ(h["locks"][1]["acquisitions"].get<double>(), h["ops_total"].get<double>());
+  // Four threads on four CPUs: the one array lock serialises global_lock.
+  EXPECT_GT(h["ops_per_s"].get<double>(), 1.5 * g["ops_per_s"].get<double>());
+}
+
+TEST(Simulate, OneThreadPerCpuNeverSpinsWithOwnSemaphores) {
+  auto doc = base_scenario();
+  doc["threads"] = 4;
+  doc["workload"]["pattern"] = "own";
+  auto p = run(doc)["points"][0];
+  EXPECT_EQ(p["locks"][1]["contended_share"].get<double>(), 0.0);
+  // Identical tasks on identical CPUs: equal shares up to the cold misses at the start.
+  const double lo = p["per_task_ops"]["min"].get<double>(), hi = p["per_task_ops"]["max"].get<double>();
+  EXPECT_LE(hi - lo, 0.01 * hi);
+}
+
+TEST(ScenarioErrors, NameTheFieldAndTheAllowedValues) {
+  auto with = [](const std::string& key, Json value) {
+    auto doc = base_scenario();
+    semsim::apply_override(doc, key + "=" + value.dump());
+    return error_of(doc);
+  };
+  auto has = [](const std::string& msg, const std::string& part) {
+    return msg.find(part) != std::string::npos;
+  };
+  auto e = with("kernel", "linux-2.4");
+  EXPECT_TRUE(has(e, "kernel") && has(e, "global_lock") && has(e, "hysteresis")) << e;
+  e = with("threads", 0);
+  EXPECT_TRUE(has(e, "threads") && has(e, "from 1")) << e;
+  e = with("threads", "x");
+  EXPECT_TRUE(has(e, "threads") && has(e, "integer")) << e;
+  e = with("workload.semaphores", -1);
+  EXPECT_TRUE(has(e, "workload.semaphores")) << e;
+  e = with("workload.pattern", "zigzag");
+  EXPECT_TRUE(has(e, "workload.pattern") && has(e, "stride")) << e;
+  e = with("bogus", 1);
+  EXPECT_TRUE(has(e, "bogus") && has(e, "allowed fields")) << e;
+  e = with("machine", "cray-1");
+  EXPECT_TRUE(has(e, "machine") && has(e, "xeon-24")) << e;
+  e = with("duration_ms", -5);
+  EXPECT_TRUE(has(e, "duration_ms")) << e;
+  e = with("kernel", Json::parse(R"({"base": "hysteresis", "spinlock": "mutex"})"));
+  EXPECT_TRUE(has(e, "kernel.spinlock") && has(e, "ticket")) << e;
+  EXPECT_THROW(semsim::load_json_file("/nonexistent/x.json"), semsim::InputError);
+  Json doc = base_scenario();
+  EXPECT_THROW(semsim::apply_override(doc, "noequals"), semsim::InputError);
+  EXPECT_THROW(semsim::apply_override(doc, "machine.x=1"), semsim::InputError);
+  semsim::apply_override(doc, "workload.semaphores=64");
+  EXPECT_EQ(doc["workload"]["semaphores"], 64);
+  semsim::apply_override(doc, "kernel=global_lock");
+  EXPECT_EQ(doc["kernel"], "global_lock");
+}
