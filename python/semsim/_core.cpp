@@ -9,6 +9,7 @@
 #include "config/machine_config.hpp"
 #include "config/scenario.hpp"
 #include "core/errors.hpp"
+#include "core/floor.hpp"
 #include "driver/simulate.hpp"
 #include "ipc/kernel_policy.hpp"
 #include "native/native_runner.hpp"
@@ -96,5 +97,14 @@ PYBIND11_MODULE(_core, m) {
       },
       py::arg("scenario_json"));
   m.def("catalog", &catalog);
+  m.def(
+      "sleep_floor",
+      [](int actors, int iterations) {
+        if (actors < 1 || iterations < 1) throw semsim::InputError("sleep_floor: actors and iterations must be >= 1");
+        py::gil_scoped_release release;
+        return semsim::core::measure_sleep_floor(actors, iterations);
+      },
+      py::arg("actors") = 64, py::arg("iterations") = 20000,
+      "Wall seconds per sleep_for() of a bare SimGrid actor loop (the speed floor).");
   m.def("cleanup_native", [] { return semsim::native::cleanup_leftovers(); });
 }
