@@ -15,6 +15,9 @@ const char* func_name(Func f) {
     case Func::SemUnlock: return "_raw_spin_unlock";
     case Func::Wakeup: return "try_to_wake_up";
     case Func::Schedule: return "schedule";
+    case Func::RawReadLock: return "_raw_read_lock";
+    case Func::RawWriteLock: return "_raw_write_lock";
+    case Func::RawRwUnlock: return "_raw_rw_unlock";
     case Func::Count: break;
   }
   return "?";
@@ -24,7 +27,9 @@ CpuCategory category_of(Func f) {
   switch (f) {
     case Func::User: return CpuCategory::User;
     case Func::SyscallEntry: return CpuCategory::Syscall;
-    case Func::RawSpinLock: return CpuCategory::Spin;
+    case Func::RawSpinLock:
+    case Func::RawReadLock:
+    case Func::RawWriteLock: return CpuCategory::Spin;
     case Func::Schedule: return CpuCategory::ContextSwitch;
     default: return CpuCategory::Kernel;
   }

@@ -30,6 +30,9 @@ enum class Func : std::uint8_t {
   SemUnlock,       // spin_unlock
   Wakeup,          // try_to_wake_up and the wake queue
   Schedule,        // schedule(): context switch, going to sleep
+  RawReadLock,     // _raw_read_lock: the reader's atomic and its spinning (rwlock)
+  RawWriteLock,    // _raw_write_lock: the writer's atomic and its spinning (rwlock)
+  RawRwUnlock,     // _raw_read_unlock / _raw_write_unlock
   Count
 };
 constexpr int kFuncCount = static_cast<int>(Func::Count);

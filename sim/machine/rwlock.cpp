@@ -1,0 +1,116 @@
+#include "machine/rwlock.hpp"
+
+#include <algorithm>
+
+namespace semsim::machine {
+
+void RwLock::read_lock(const Topology& topo, Task& task) {
+  task.sync();  // whether a writer holds it is decided at the date we reach it
+  InFunc in(task, Func::RawReadLock);
+  ++stats_.read.acquisitions;
+  task.advance_to(line_->access(topo, task.cpu, Access::Rmw, task.cursor));  // lock decl
+  ++task.lock_depth;
+  if (writer_ == nullptr) {
+    if (write_free_at_ > task.cursor) {
+      // A write release still ahead of us: spin until it lands, then retry the decrement.
+      ++stats_.read.contended;
+      const Tick got = line_->access(topo, task.cpu, Access::Rmw, write_free_at_);
+      stats_.read.wait += got - task.cursor;
+      task.advance_to(got);
+    }
+    readers_.push_back({&task, task.cursor});
+    stats_.max_readers = std::max<std::uint64_t>(stats_.max_readers, readers_.size());
+    return;
+  }
+  ++stats_.read.contended;
+  waiting_readers_.push_back({&task, task.cursor});
+  task.actor->park();  // write_unlock sets our cursor to the date we get in and unparks us then
+}
+
+void RwLock::read_unlock(const Topology& topo, Task& task) {
+  // Unlike spin_unlock, the release is an RMW whose order among the other
+  // readers' RMWs decides who pulls the line from whom: issue it in time order.
+  task.sync();
+  InFunc in(task, Func::RawRwUnlock);
+  auto it = std::find_if(readers_.begin(), readers_.end(),
+                         [&](const Reader& r) { return r.task == &task; });
+  if (it != readers_.end()) {
+    stats_.read.hold += task.cursor - it->since;
+    readers_.erase(it);
+  }
+  --task.lock_depth;
+  const Tick released = line_->access(topo, task.cpu, Access::Rmw, task.cursor);  // lock incl
+  task.advance_to(released);
+  read_free_at_ = std::max(read_free_at_, released);
+  if (readers_.empty() && !waiting_writers_.empty()) grant_writer(topo, read_free_at_);
+}
+
+void RwLock::write_lock(const Topology& topo, Task& task) {
+  task.sync();
+  InFunc in(task, Func::RawWriteLock);
+  ++stats_.write.acquisitions;
+  task.advance_to(
+      line_->access(topo, task.cpu, Access::Rmw, task.cursor));  // lock sub RW_LOCK_BIAS
+  ++task.lock_depth;
+  if (writer_ == nullptr && readers_.empty() && waiting_writers_.empty()) {
+    const Tick free = std::max(write_free_at_, read_free_at_);
+    if (free > task.cursor) {
+      ++stats_.write.contended;
+      const Tick got = line_->access(topo, task.cpu, Access::Rmw, free);
+      stats_.write.wait += got - task.cursor;
+      task.advance_to(got);
+    }
+    writer_ = &task;
+    writer_since_ = task.cursor;
+    return;
+  }
+  ++stats_.write.contended;
+  waiting_writers_.push_back({&task, task.cursor});
+  task.actor->park();
+}
+
+void RwLock::write_unlock(const Topology& topo, Task& task) {
+  task.sync();
+  InFunc in(task, Func::RawRwUnlock);
+  stats_.write.hold += task.cursor - writer_since_;
+  --task.lock_depth;
+  const Tick released =
+      line_->access(topo, task.cpu, Access::Rmw, task.cursor);  // lock add RW_LOCK_BIAS
+  task.advance_to(released);
+  writer_ = nullptr;
+  write_free_at_ = released;
+  if (!waiting_readers_.empty()) {
+    // Reader preference: every spinning reader retries its decrement; the
+    // retries are serialised on the line, one transfer each, in FIFO order.
+    for (const auto& w : waiting_readers_) {
+      const Tick got = line_->access(topo, w.task->cpu, Access::Rmw, released);
+      stats_.read.wait += got - w.since;
+      readers_.push_back({w.task, got});
+      {
+        InFunc spin(*w.task, Func::RawReadLock);
+        w.task->advance_to(got);
+      }
+      w.task->actor->unpark_at(got);
+    }
+    waiting_readers_.clear();
+    stats_.max_readers = std::max<std::uint64_t>(stats_.max_readers, readers_.size());
+    return;
+  }
+  if (!waiting_writers_.empty()) grant_writer(topo, released);
+}
+
+void RwLock::grant_writer(const Topology& topo, Tick from) {
+  Waiter next = waiting_writers_.front();
+  waiting_writers_.pop_front();
+  const Tick got = line_->access(topo, next.task->cpu, Access::Rmw, from);
+  stats_.write.wait += got - next.since;
+  writer_ = next.task;
+  writer_since_ = got;
+  {
+    InFunc spin(*next.task, Func::RawWriteLock);
+    next.task->advance_to(got);
+  }
+  next.task->actor->unpark_at(got);
+}
+
+}  // namespace semsim::machine
