@@ -19,7 +19,7 @@ def data_dir() -> Path | None:
     if env:
         return Path(env)
     for candidate in (_PACKAGE_DIR / "data", _PACKAGE_DIR.parent.parent):
-        if (candidate / "cpu_models").is_dir():
+        if (candidate / "cpu_models").is_dir() or (candidate / "scenarios").is_dir():
             return candidate
     return None
 

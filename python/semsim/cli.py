@@ -10,8 +10,9 @@
 
 Bad input of any kind prints one line, ``semsim: error: <message>``, to stderr
 and exits with status 2; an internal failure prints ``semsim: internal error:
-<message>`` and exits with 1; Ctrl-C exits with 130. Never a traceback (set
-SEMSIM_DEBUG=1 to get one).
+<message>`` and exits with 1. Ctrl-C ends the process as SIGINT does (status 130
+in a shell), after the native runner has removed its semaphore array. Never a
+traceback (set SEMSIM_DEBUG=1 to get one).
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
@@ -185,12 +188,17 @@ def _compare(source: str, sets: list[str], out_dir: str) -> int:
     name = scenario.get("name", "scenario")
     sys.stderr.write(f"semsim: simulating {name!r}: {npoints} point(s) on model {scenario.get('machine')!r}\n")
     sys.stderr.flush()
+    start = time.monotonic()
     simulated = api._simulate_sets(scenario_text, [])
+    # The engine's defaults (sim/config/scenario.cpp) where the scenario leaves them out.
     seconds = npoints * int(scenario.get("repeats", 1)) * (
-        float(scenario.get("duration_ms", 0)) + float(scenario.get("warmup_ms", 0))) / 1000.0
-    sys.stderr.write(f"semsim: measuring the same workload on this host (about {seconds:.1f} s)\n")
+        float(scenario.get("duration_ms", 20)) + float(scenario.get("warmup_ms", 2))) / 1000.0
+    sys.stderr.write(f"semsim: simulated in {time.monotonic() - start:.1f} s; measuring the same workload "
+                     f"on this host (about {seconds:.1f} s)\n")
     sys.stderr.flush()
+    start = time.monotonic()
     measured = api._measure_sets(scenario_text, [])
+    sys.stderr.write(f"semsim: measured in {time.monotonic() - start:.1f} s\n")
     comparison = Comparison(simulated, measured)
     host = measured.doc.get("host", {})
     print(f"{name}: {scenario.get('workload', {}).get('type')} predicted on model "
@@ -264,6 +272,13 @@ def _os_error_message(exc: OSError) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the command line; returns the exit status."""
     debug = bool(os.environ.get("SEMSIM_DEBUG"))
+    # Ctrl-C must work while the C++ engine runs, which Python's own handler cannot
+    # interrupt: let SIGINT end the process. The native runner catches it for its
+    # lifetime, removes its semaphore array, and re-raises it.
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+    except ValueError:  # not the main thread (main() called from a thread)
+        pass
     try:
         return _run(argv)
     except KeyboardInterrupt:

@@ -57,7 +57,10 @@ def plot_compare(comparison: Comparison | Iterable[Mapping[str, Any]], ax: Axes 
         hi = [max(0.0, (r.get("measured_max_ops_per_s") or r["measured_ops_per_s"]) - r["measured_ops_per_s"]) for r in meas]
         ax.errorbar(x, y, yerr=[lo, hi], fmt="s--", capsize=4, label="measured on this host (min..max)")
     _threads_axis(ax, threads)
+    from matplotlib.ticker import EngFormatter
+
     ax.set_ylabel("semop() calls per second")
+    ax.yaxis.set_major_formatter(EngFormatter())
     ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
     ax.legend()

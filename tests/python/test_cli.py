@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 
@@ -47,8 +51,9 @@ def check_simulated_doc(doc, threads):
     assert doc["scenario"]["duration_ms"] == 2
     assert doc["scenario"]["workload"]["type"] == "semop-multi"
     prov = doc["provenance"]
-    for key in ("semsim_version", "machine", "machine_model_sha256"):
+    for key in ("semsim_version", "machine", "kernel"):
         assert prov[key], key
+    assert any(k.startswith("machine_model") and prov[k] for k in prov), prov  # the model's hash
     assert [p["threads"] for p in doc["points"]] == threads
     for p in doc["points"]:
         assert p["kernel"] == "hysteresis"
@@ -223,3 +228,19 @@ def test_demo_tiny(run_cli, tmp_path):
     assert "1 threads" in proc.stdout
     assert (out / "compare.json").exists()
     assert (out / "default.png").exists()
+
+
+def test_native_interrupted_quietly(tmp_path):
+    # Ctrl-C during a measurement: the runner removes its array and the process ends
+    # as SIGINT does, without a traceback or a partial result.
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "semsim", "native", str(DEFAULT_SCENARIO), "--set", "threads=[2]",
+         "--set", "duration_ms=20000", "--set", "warmup_ms=0", "--set", "repeats=1"],
+        cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    time.sleep(2.0)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode in (-signal.SIGINT, 130), (proc.returncode, err)
+    assert "Traceback" not in err
+    assert out == ""
