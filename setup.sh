@@ -59,12 +59,12 @@ fi
 
 "${pip[@]}" "scikit-build-core>=0.10" "pybind11>=2.12"
 target=.
-config=(-C build-dir=build/py)
+config=(--config-settings=build-dir=build/py)
 if [ "$tests" -eq 1 ]; then
   target=".[test]"
-  config+=(-C cmake.define.SEMSIM_BUILD_TESTS=ON)
+  config+=(--config-settings=cmake.define.SEMSIM_BUILD_TESTS=ON)
 else
-  config+=(-C cmake.define.SEMSIM_BUILD_TESTS=OFF)
+  config+=(--config-settings=cmake.define.SEMSIM_BUILD_TESTS=OFF)
 fi
 echo "setup.sh: building and installing semsim (CMake build tree: build/py)"
 "${pip[@]}" --no-build-isolation "${config[@]}" "$target"
