@@ -123,6 +123,9 @@ def flatten(obj: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+_LEADING_COLUMNS = ("threads", "kernel", "machine", "ops_per_s", "ops_per_s_min", "ops_per_s_max")
+
+
 class Result:
     """A simulated or measured result document.
 
@@ -187,7 +190,9 @@ class Result:
                 row.setdefault(key, value)
             row.setdefault("side", self.side)
             rows.append(row)
-        return pd.DataFrame(rows)
+        frame = pd.DataFrame(rows)
+        lead = [c for c in _LEADING_COLUMNS if c in frame.columns]
+        return frame[lead + [c for c in frame.columns if c not in lead]]
 
     def __len__(self) -> int:
         return len(self.points)

@@ -274,9 +274,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = bool(os.environ.get("SEMSIM_DEBUG"))
     # Ctrl-C must work while the C++ engine runs, which Python's own handler cannot
     # interrupt: let SIGINT end the process. The native runner catches it for its
-    # lifetime, removes its semaphore array, and re-raises it.
+    # lifetime, removes its semaphore array, and re-raises it. (An ignored SIGINT,
+    # as under nohup, stays ignored.)
     try:
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
     except ValueError:  # not the main thread (main() called from a thread)
         pass
     try:

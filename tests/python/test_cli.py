@@ -237,6 +237,8 @@ def test_native_interrupted_quietly(tmp_path):
         [sys.executable, "-m", "semsim", "native", str(DEFAULT_SCENARIO), "--set", "threads=[2]",
          "--set", "duration_ms=20000", "--set", "warmup_ms=0", "--set", "repeats=1"],
         cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        # As at a terminal, even when this test runs where SIGINT is ignored (a background job).
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     time.sleep(2.0)
     proc.send_signal(signal.SIGINT)
