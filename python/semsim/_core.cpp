@@ -37,7 +37,14 @@ std::string load_scenario(const std::string& source, const std::vector<std::stri
   for (const auto& o : overrides) semsim::apply_override(doc, o);
   auto scenario = semsim::parse_scenario(doc);
   semsim::config::load_machine(scenario.machine);  // an unknown machine is bad input too
-  return scenario.raw.dump(2);
+  // Normalised: the defaults the run will use are written out.
+  Json out = scenario.raw;
+  out["name"] = scenario.name;
+  out["duration_ms"] = scenario.duration_ms;
+  out["warmup_ms"] = scenario.warmup_ms;
+  out["seed"] = scenario.seed;
+  out["repeats"] = scenario.repeats;
+  return out.dump(2);
 }
 
 semsim::Scenario parse(const std::string& scenario_json) {
@@ -88,9 +95,14 @@ PYBIND11_MODULE(_core, m) {
       [](const std::string& scenario_json) {
         auto scenario = parse(scenario_json);
         Json result;
-        {
+        try {
           py::gil_scoped_release release;
           result = semsim::native::measure(scenario);
+        } catch (const semsim::SimulationError&) {
+          // An interrupted measurement re-raised the signal: let Python's own
+          // KeyboardInterrupt surface instead of a chained error.
+          if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+          throw;
         }
         result["scenario"] = scenario.raw;
         return result.dump(2);
