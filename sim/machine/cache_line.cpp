@@ -36,7 +36,8 @@ Tick CacheLine::access(const Topology& topo, int cpu, Access kind, Tick t) {
       // Read-for-ownership: invalidate every other sharer; the farthest one decides.
       int farthest = -1;
       Tick worst = -1;
-      for (std::size_t s = sharers_._Find_first(); s < sharers_.size(); s = sharers_._Find_next(s)) {
+      for (std::size_t s = sharers_._Find_first(); s < sharers_.size();
+           s = sharers_._Find_next(s)) {
         if (s == ucpu) continue;
         Tick c = topo.transfer(static_cast<int>(s), cpu);
         if (c > worst) worst = c, farthest = static_cast<int>(s);
@@ -45,7 +46,7 @@ Tick CacheLine::access(const Topology& topo, int cpu, Access kind, Tick t) {
     }
   } else {
     ++stats_.from_memory;
-    cost = costs.memory_latency;
+    cost = topo.memory_latency(cpu, home_node_);
   }
   const Tick done = start + cost;
   busy_until_ = done;

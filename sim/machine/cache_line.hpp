@@ -4,9 +4,9 @@
 // waits until the line's previous transfer is done (the directory / home
 // agent serialises requests to one line), then costs a transfer from the
 // owner at the topology distance, an invalidation of the farthest sharer, or
-// a fetch from memory. Hot lines therefore queue by themselves: that is where
-// most of the scaling story comes from (lock words, shared sem_otime, two
-// semaphores false-sharing one line).
+// a fetch from memory (at the NUMA distance of the line's home node, if it has one). Hot lines
+// therefore queue by themselves: that is where most of the scaling story comes from (lock words,
+// shared sem_otime, two semaphores false-sharing one line).
 #pragma once
 
 #include <array>
@@ -51,6 +51,9 @@ class CacheLine {
     sharers_.set(static_cast<std::size_t>(cpu));
   }
   Tick busy_until() const { return busy_until_; }
+  // The NUMA node whose memory homes the line (-1: the requester's own node).
+  void set_home_node(int node) { home_node_ = node; }
+  int home_node() const { return home_node_; }
   const std::string& name() const { return name_; }
   void set_name(std::string n) { name_ = std::move(n); }
   const LineStats& stats() const { return stats_; }
@@ -60,6 +63,7 @@ class CacheLine {
   std::string name_;
   int owner_ = -1;        // CPU holding it Modified/Exclusive, or -1
   int last_writer_ = -1;  // where a shared copy is cheapest to fetch from
+  int home_node_ = -1;
   std::bitset<kMaxCpus> sharers_;
   Tick busy_until_ = 0;
   LineStats stats_;

@@ -1,58 +1,128 @@
 #include "machine/scheduler.hpp"
 
 #include <algorithm>
+#include <string>
 
 namespace semsim::machine {
 
-Scheduler::Scheduler(const Topology& topo) : topo_(topo), cpus_(static_cast<std::size_t>(topo.cpus())) {}
+Scheduler::Scheduler(const Topology& topo)
+    : topo_(topo), cpus_(static_cast<std::size_t>(topo.cpus())) {
+  for (int c = 0; c < cpus(); ++c) state(c).rq_lock.set_name("rq->lock cpu" + std::to_string(c));
+}
+
+void Scheduler::run_on(Task& task, int cpu) {
+  auto& c = state(cpu);
+  c.current = &task;
+  if (task.cpu != cpu && task.state != TaskState::New) ++task.migrations;
+  task.cpu = cpu;
+  task.cpu_time = &c.time;
+  task.state = TaskState::Running;
+}
+
+int Scheduler::place_new(const Task& task) const {
+  int best = -1;
+  std::size_t best_load = 0;
+  for (int c = 0; c < cpus(); ++c) {
+    const auto& s = cpu(c);
+    const std::size_t load = s.runqueue.size() + (s.current != nullptr ? 1 : 0);
+    if (best < 0 || load < best_load ||
+        (load == best_load &&
+         topo_.transfer(task.home_cpu, c) < topo_.transfer(task.home_cpu, best))) {
+      best = c;
+      best_load = load;
+    }
+  }
+  return best;
+}
 
 void Scheduler::start(Task& task) {
-  auto& c = cpus_[static_cast<std::size_t>(task.cpu)];
+  const int target = task.pinned ? task.home_cpu : place_new(task);
+  auto& c = state(target);
   if (c.current == nullptr) {
-    c.current = &task;
+    run_on(task, target);
+    task.idle_until(c.free_at);
     task.slice_start = task.cursor;
     return;
   }
+  task.cpu = target;
+  task.state = TaskState::Runnable;
   c.runqueue.push_back(&task);
   task.actor->park();  // dispatch_next() sets our cursor and unparks us
 }
 
+void Scheduler::pull_for_idle(int cpu) {
+  int from = -1;
+  std::size_t longest = 0;
+  for (int c = 0; c < cpus(); ++c) {
+    if (c == cpu) continue;
+    const auto& q = this->cpu(c).runqueue;
+    if (q.empty() || std::none_of(q.begin(), q.end(), [](const Task* t) { return !t->pinned; }))
+      continue;
+    if (from < 0 || q.size() > longest ||
+        (q.size() == longest && topo_.transfer(cpu, c) < topo_.transfer(cpu, from))) {
+      from = c;
+      longest = q.size();
+    }
+  }
+  if (from < 0) return;
+  auto& q = state(from).runqueue;
+  for (auto it = q.rbegin(); it != q.rend(); ++it) {
+    if ((*it)->pinned) continue;
+    Task* t = *it;
+    q.erase(std::next(it).base());
+    state(cpu).runqueue.push_back(t);
+    return;
+  }
+}
+
 void Scheduler::dispatch_next(int cpu, Tick t) {
-  auto& c = cpus_[static_cast<std::size_t>(cpu)];
+  auto& c = state(cpu);
   c.current = nullptr;
+  if (c.runqueue.empty()) pull_for_idle(cpu);
   if (c.runqueue.empty()) {
     c.free_at = t;
     return;
   }
   Task* next = c.runqueue.front();
   c.runqueue.pop_front();
-  c.current = next;
-  next->cpu = cpu;
+  run_on(*next, cpu);
   next->idle_until(t);
   {
     InFunc in(*next, Func::Schedule);
-    next->charge(topo_.params().context_switch);  // switching the new task in
+    const Tick cs = topo_.params().context_switch;
+    next->charge(cs - cs / 2);  // switching the new task in
   }
   next->slice_start = next->cursor;
   next->actor->unpark_at(next->cursor);
 }
 
+void Scheduler::switch_out(Task& task) {
+  InFunc in(task, Func::Schedule);
+  task.advance_to(state(task.cpu).rq_lock.access(topo_, task.cpu, Access::Rmw, task.cursor));
+  task.charge(topo_.params().context_switch / 2);
+}
+
 void Scheduler::maybe_preempt(Task& task) {
   if (task.lock_depth > 0) return;
-  auto& c = cpus_[static_cast<std::size_t>(task.cpu)];
+  auto& c = state(task.cpu);
   if (c.runqueue.empty() || task.cursor - task.slice_start < topo_.params().time_slice) return;
   ++task.involuntary_switches;
+  switch_out(task);
+  task.state = TaskState::Runnable;
   c.runqueue.push_back(&task);
   dispatch_next(task.cpu, task.cursor);
   task.actor->park();
 }
 
 void Scheduler::block(Task& task) {
-  ++task.voluntary_switches;
-  {
-    InFunc in(task, Func::Schedule);
-    task.charge(topo_.params().context_switch / 2);  // schedule() on the way out
+  if (task.wake_pending) {
+    // Woken between deciding to sleep and schedule(): it stays runnable.
+    task.wake_pending = false;
+    return;
   }
+  ++task.voluntary_switches;
+  switch_out(task);
+  task.state = TaskState::Blocked;
   dispatch_next(task.cpu, task.cursor);
   task.actor->park();  // wake() + dispatch set our cursor and unpark us
 }
@@ -61,11 +131,10 @@ int Scheduler::pick_cpu_for_wakeup(const Task& wakee) const {
   if (wakee.pinned) return wakee.home_cpu;
   // select_idle_sibling() in spirit: stay where we ran if that CPU is idle,
   // else take the nearest idle CPU, else go back to our own CPU's queue.
-  const auto& own = cpus_[static_cast<std::size_t>(wakee.cpu)];
-  if (own.current == nullptr) return wakee.cpu;
+  if (cpu(wakee.cpu).current == nullptr) return wakee.cpu;
   int best = -1;
   for (int c = 0; c < cpus(); ++c) {
-    if (cpus_[static_cast<std::size_t>(c)].current != nullptr) continue;
+    if (cpu(c).current != nullptr) continue;
     if (best < 0 || topo_.transfer(wakee.cpu, c) < topo_.transfer(wakee.cpu, best)) best = c;
   }
   return best >= 0 ? best : wakee.cpu;
@@ -73,21 +142,30 @@ int Scheduler::pick_cpu_for_wakeup(const Task& wakee) const {
 
 void Scheduler::wake(Task& waker, Task& wakee) {
   const auto& p = topo_.params();
-  {
-    InFunc in(waker, Func::Wakeup);
+  InFunc in(waker, Func::Wakeup);
+  if (wakee.state != TaskState::Blocked) {
+    // try_to_wake_up() finds it TASK_RUNNING: it has not reached schedule() yet.
     waker.charge(p.wakeup_waker);
+    if (wakee.state == TaskState::Running) wakee.wake_pending = true;
+    return;
   }
-  int cpu = pick_cpu_for_wakeup(wakee);
-  auto& c = cpus_[static_cast<std::size_t>(cpu)];
-  wakee.cpu = cpu;
+  const int target = pick_cpu_for_wakeup(wakee);
+  auto& c = state(target);
+  waker.advance_to(c.rq_lock.access(topo_, waker.cpu, Access::Rmw, waker.cursor));  // rq->lock
+  waker.charge(p.wakeup_waker);
   if (c.current == nullptr) {
-    // Idle target: an IPI (or the idle loop's polling) then the switch in.
-    c.current = &wakee;
-    wakee.idle_until(std::max(waker.cursor + p.wakeup_latency, c.free_at + p.context_switch));
+    // Idle target: an IPI (or the idle loop's polling) then the switch in,
+    // all in wakeup_latency; a CPU still switching out finishes that first.
+    run_on(wakee, target);
+    const Tick cs = p.context_switch;
+    wakee.idle_until(std::max(waker.cursor + p.wakeup_latency, c.free_at + (cs - cs / 2)));
     wakee.slice_start = wakee.cursor;
     wakee.actor->unpark_at(wakee.cursor);
     return;
   }
+  if (wakee.cpu != target) ++wakee.migrations;
+  wakee.cpu = target;
+  wakee.state = TaskState::Runnable;
   c.runqueue.push_back(&wakee);
   // The wakee's cursor is set by dispatch_next when its turn comes; it must
   // not start before it was woken.
@@ -95,8 +173,9 @@ void Scheduler::wake(Task& waker, Task& wakee) {
 }
 
 void Scheduler::exit(Task& task) {
-  auto& c = cpus_[static_cast<std::size_t>(task.cpu)];
-  if (c.current == &task) dispatch_next(task.cpu, task.cursor);
+  task.state = TaskState::Exited;
+  if (cpu(task.cpu).current == &task) dispatch_next(task.cpu, task.cursor);
+  task.cpu_time = nullptr;
 }
 
 }  // namespace semsim::machine

@@ -2,17 +2,41 @@
 // when tasks outnumber CPUs, time slices for tasks that never block (never
 // while a spinlock is held), a context-switch cost when a task blocks, and a
 // wakeup path that costs the waker and delays the wakee (IPI when the target
-// CPU is idle).
+// CPU is idle), with each CPU's runqueue lock as a cache line.
 //
-// Simplifications (stated, not hidden): no migration of running tasks (an
-// unpinned task is placed at start and, when woken, on an idle CPU if its own
-// is busy); no wakeup preemption; a woken task whose CPU is busy waits in
-// that CPU's run queue.
+// Costs (machine file): a context switch costs `context_switch` of CPU time
+// on the switching CPU, half charged to the task going out (schedule()) and
+// half to the task coming in, whether the outgoing task blocked or was
+// preempted at the end of its slice. try_to_wake_up costs the waker an
+// atomic on the target runqueue's lock line plus `wakeup_waker`; a wakee
+// sent to an idle CPU runs `wakeup_latency` later (IPI, idle exit and
+// schedule-in are all in that figure), or when that CPU has finished
+// switching out and in, if that is later; a wakee sent to a busy CPU waits in
+// its run queue and pays the switch in. schedule() (block or preemption)
+// takes its own runqueue lock: one atomic on that line.
+//
+// Placement:
+//   pinned:   a task only ever runs on home_cpu;
+//   unpinned: at start, the least loaded CPU (running + queued), ties to the
+//             CPU nearest home_cpu, then the lowest id; on wakeup, its own
+//             CPU if idle, else the nearest idle CPU, else its own CPU's run
+//             queue (select_idle_sibling in spirit); a CPU going idle pulls
+//             the most recently queued unpinned task from the longest run
+//             queue (newidle balancing).
+// Simplifications (assumptions, stated not hidden): no periodic load
+// balancing and no migration of a running task; no wakeup preemption; a
+// migrated task pays no cache-refill cost; `ipi` is not charged separately
+// (it is part of wakeup_latency, and a busy target is not interrupted).
+//
+// CPU time: every charge a task makes while a CPU is its own is also
+// accounted to that CPU, by function; cpu_breakdown() folds it into
+// user / syscall / kernel / spin / context switch and idle.
 #pragma once
 
 #include <deque>
 #include <vector>
 
+#include "machine/cache_line.hpp"
 #include "machine/task.hpp"
 #include "machine/topology.hpp"
 
@@ -21,22 +45,24 @@ namespace semsim::machine {
 struct CpuState {
   Task* current = nullptr;
   std::deque<Task*> runqueue;
-  Tick free_at = 0;  // when the CPU became (or becomes) idle
-  std::array<Tick, kCategoryCount> time{};
+  Tick free_at = 0;   // when the CPU became (or becomes) idle
+  FuncTimes time{};   // CPU time of what ran here, by function
+  CacheLine rq_lock;  // this CPU's rq->lock
 };
 
 class Scheduler {
  public:
   explicit Scheduler(const Topology& topo);
 
-  // First placement at t = 0: runs now, or waits in the run queue. The
-  // caller is the task's own actor.
+  // First placement: runs now, or waits in the run queue. The caller is the
+  // task's own actor.
   void start(Task& task);
   // A time-slice check at a safe point (no spinlock held): yields the CPU if
   // the slice is used up and another task is waiting for it.
   void maybe_preempt(Task& task);
   // The task blocks (schedule() from a sleeping semop); returns when it has
-  // been woken and runs again, with its cursor at that date.
+  // been woken and runs again, with its cursor at that date. If it was woken
+  // before it got here (it was still running), returns at once.
   void block(Task& task);
   // wake_up_process(wakee) executed by `waker` at its cursor.
   void wake(Task& waker, Task& wakee);
@@ -45,11 +71,22 @@ class Scheduler {
 
   const CpuState& cpu(int c) const { return cpus_[static_cast<std::size_t>(c)]; }
   int cpus() const { return static_cast<int>(cpus_.size()); }
+  // CPU c's time by category over `elapsed` (idle = elapsed - busy).
+  CpuBreakdown cpu_breakdown(int c, Tick elapsed) const {
+    return breakdown_of(cpu(c).time, elapsed);
+  }
 
  private:
+  CpuState& state(int c) { return cpus_[static_cast<std::size_t>(c)]; }
   // Give `cpu` to the next queued task from date t, or leave it idle.
   void dispatch_next(int cpu, Tick t);
+  // Put `task` on `cpu` as its current task.
+  void run_on(Task& task, int cpu);
+  // schedule() on the way out: the runqueue lock and half a context switch.
+  void switch_out(Task& task);
+  int place_new(const Task& task) const;
   int pick_cpu_for_wakeup(const Task& wakee) const;
+  void pull_for_idle(int cpu);
   const Topology& topo_;
   std::vector<CpuState> cpus_;
 };

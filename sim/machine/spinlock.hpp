@@ -1,5 +1,5 @@
 // Kernel spinlocks: the ticket lock (Linux until 4.1) and the queued spinlock
-// (MCS-based qspinlock, 4.2+).
+// (MCS-based qspinlock, 4.2+, with its pending bit).
 //
 // Spinners do not simulate spin iterations: a waiter parks on its SimGrid
 // token and the releaser computes, from the model, when the next owner
@@ -9,12 +9,34 @@
 //     directory answers them one after another and the next owner's read
 //     comes, on average, after half of them: hand-off grows with spinners
 //     (Boyd-Wickizer et al. 2012).
-//   queued: the releaser's store is seen by the head waiter with one line
-//     transfer, whatever the number of waiters (MCS hand-off).
+//   queued: the releaser's store is seen by the waiter spinning on the lock
+//     word with one line transfer and claimed with an atomic, whatever the
+//     number of waiters (constant hand-off). Who spins on the lock word:
+//       - the pending waiter: a contender that finds the lock held and
+//         nobody waiting sets the pending bit and spins on the lock word
+//         itself, without an MCS node (queued_spin_lock_slowpath's pending
+//         fast path); it is next in line;
+//       - the MCS queue head: later contenders xchg the tail and queue an MCS
+//         node; the first node spins on the lock word (until both the locked
+//         byte and the pending bit are clear) from the start, every later
+//         node spins on its own node until the node ahead of it takes the
+//         lock and hands the head role on (arch_mcs_spin_unlock_contended: a
+//         store into our node, one transfer from its CPU to ours). That store
+//         leaves through the store buffer: it is not charged to the new owner,
+//         but the new head cannot see a release before it arrives.
+//
+// Oracle mode (tests only, ticket kind): set_markov_oracle() turns the lock
+// into the Boyd-Wickizer birth-death model exactly. The holder's whole service
+// (critical section plus hand-off) is drawn by the lock at unlock() as an
+// exponential of mean s + c*k/2, k = waiters at each moment, re-sampled when
+// k changes (done by thinning: candidate completions at rate 1/s, each
+// accepted with probability s/(s + c*k/2)); lock() is free of line costs.
+// With exponential think times the simulation is then the model's CTMC.
 #pragma once
 
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <string>
 
 #include "core/rng.hpp"
@@ -28,11 +50,15 @@ enum class LockKind : std::uint8_t { Ticket, Queued };
 struct LockStats {
   std::uint64_t acquisitions = 0, contended = 0;
   Tick wait = 0, hold = 0;
+  // Queued spinlock only: contended acquisitions that took the pending-bit
+  // path (no MCS node) and those that queued an MCS node.
+  std::uint64_t pending_path = 0, mcs_path = 0;
 };
 
 class Spinlock {
  public:
-  Spinlock(LockKind kind, CacheLine* line, std::uint64_t seed) : kind_(kind), line_(line), rng_(seed) {}
+  Spinlock(LockKind kind, CacheLine* line, std::uint64_t seed)
+      : kind_(kind), line_(line), rng_(seed) {}
 
   // spin_lock(): first syncs the task to its cursor. Returns with the
   // lock held and the task's cursor at the acquisition time.
@@ -43,24 +69,34 @@ class Spinlock {
   bool is_locked(const Topology& topo, Task& task);
   bool held() const { return holder_ != nullptr; }
   std::size_t waiters() const { return waiters_.size(); }
+  LockKind kind() const { return kind_; }
   CacheLine& line() { return *line_; }
   const LockStats& stats() const { return stats_; }
   void reset_stats() { stats_ = {}; }
 
+  // The Boyd-Wickizer oracle mode (see above); ticket kind only; serial > 0.
+  void set_markov_oracle(Tick serial, Tick per_waiter);
+  bool markov_oracle() const { return oracle_serial_ > 0; }
+
  private:
+  static constexpr Tick kNotYet = std::numeric_limits<Tick>::max();
   struct Waiter {
     Task* task;
-    Tick since;  // when it started spinning
+    Tick since;    // when it started spinning
+    Tick head_at;  // queued: when it spins on the lock word (kNotYet: on its MCS node)
+    bool mcs;      // queued: it queued an MCS node (else: pending bit)
   };
+  void oracle_unlock(Task& task);
   LockKind kind_;
   CacheLine* line_;
   Rng rng_;
   Task* holder_ = nullptr;
   Tick acquired_at_ = 0;
-  Tick free_at_ = 0;     // a release computed ahead of simulated time takes effect then
+  Tick free_at_ = 0;  // a release computed ahead of simulated time takes effect then
   int last_releaser_ = -1;
   std::deque<Waiter> waiters_;
   LockStats stats_;
+  Tick oracle_serial_ = 0, oracle_per_waiter_ = 0;
 };
 
 }  // namespace semsim::machine

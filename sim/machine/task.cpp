@@ -4,47 +4,99 @@ namespace semsim::machine {
 
 const char* func_name(Func f) {
   switch (f) {
-    case Func::User: return "[user] benchmark loop";
-    case Func::SyscallEntry: return "entry_SYSCALL_64";
-    case Func::SysSemtimedop: return "do_semtimedop";
-    case Func::IpcObtain: return "ipc_obtain_object_check";
-    case Func::SemLock: return "sem_lock";
-    case Func::RawSpinLock: return "_raw_spin_lock";
-    case Func::PerformAtomic: return "perform_atomic_semop";
-    case Func::DoSmartUpdate: return "do_smart_update";
-    case Func::SemUnlock: return "_raw_spin_unlock";
-    case Func::Wakeup: return "try_to_wake_up";
-    case Func::Schedule: return "schedule";
-    case Func::RawReadLock: return "_raw_read_lock";
-    case Func::RawWriteLock: return "_raw_write_lock";
-    case Func::RawRwUnlock: return "_raw_rw_unlock";
-    case Func::Count: break;
+    case Func::User:
+      return "[user] benchmark loop";
+    case Func::SyscallEntry:
+      return "entry_SYSCALL_64";
+    case Func::SysSemtimedop:
+      return "do_semtimedop";
+    case Func::IpcObtain:
+      return "ipc_obtain_object_check";
+    case Func::SemLock:
+      return "sem_lock";
+    case Func::RawSpinLock:
+      return "_raw_spin_lock";
+    case Func::PerformAtomic:
+      return "perform_atomic_semop";
+    case Func::DoSmartUpdate:
+      return "do_smart_update";
+    case Func::SemUnlock:
+      return "_raw_spin_unlock";
+    case Func::Wakeup:
+      return "try_to_wake_up";
+    case Func::Schedule:
+      return "schedule";
+    case Func::RawReadLock:
+      return "_raw_read_lock";
+    case Func::RawWriteLock:
+      return "_raw_write_lock";
+    case Func::RawRwUnlock:
+      return "_raw_rw_unlock";
+    case Func::Count:
+      break;
   }
   return "?";
 }
 
 CpuCategory category_of(Func f) {
   switch (f) {
-    case Func::User: return CpuCategory::User;
-    case Func::SyscallEntry: return CpuCategory::Syscall;
+    case Func::User:
+      return CpuCategory::User;
+    case Func::SyscallEntry:
+      return CpuCategory::Syscall;
     case Func::RawSpinLock:
     case Func::RawReadLock:
-    case Func::RawWriteLock: return CpuCategory::Spin;
-    case Func::Schedule: return CpuCategory::ContextSwitch;
-    default: return CpuCategory::Kernel;
+    case Func::RawWriteLock:
+      return CpuCategory::Spin;
+    case Func::Schedule:
+      return CpuCategory::ContextSwitch;
+    default:
+      return CpuCategory::Kernel;
   }
 }
 
 const char* category_name(CpuCategory c) {
   switch (c) {
-    case CpuCategory::User: return "user";
-    case CpuCategory::Syscall: return "syscall";
-    case CpuCategory::Kernel: return "kernel";
-    case CpuCategory::Spin: return "spin";
-    case CpuCategory::ContextSwitch: return "context_switch";
-    case CpuCategory::Count: break;
+    case CpuCategory::User:
+      return "user";
+    case CpuCategory::Syscall:
+      return "syscall";
+    case CpuCategory::Kernel:
+      return "kernel";
+    case CpuCategory::Spin:
+      return "spin";
+    case CpuCategory::ContextSwitch:
+      return "context_switch";
+    case CpuCategory::Count:
+      break;
   }
   return "?";
+}
+
+Tick CpuBreakdown::busy_total() const {
+  Tick t = 0;
+  for (Tick b : busy) t += b;
+  return t;
+}
+
+double CpuBreakdown::share(CpuCategory c) const {
+  const Tick total = busy_total() + idle;
+  return total > 0 ? static_cast<double>(of(c)) / static_cast<double>(total) : 0.0;
+}
+
+double CpuBreakdown::idle_share() const {
+  const Tick total = busy_total() + idle;
+  return total > 0 ? static_cast<double>(idle) / static_cast<double>(total) : 0.0;
+}
+
+CpuBreakdown breakdown_of(const FuncTimes& times, Tick elapsed) {
+  CpuBreakdown b;
+  for (int f = 0; f < kFuncCount; ++f)
+    b.busy[static_cast<std::size_t>(category_of(static_cast<Func>(f)))] +=
+        times[static_cast<std::size_t>(f)];
+  const Tick busy = b.busy_total();
+  b.idle = elapsed > busy ? elapsed - busy : 0;
+  return b;
 }
 
 }  // namespace semsim::machine

@@ -19,51 +19,78 @@ namespace semsim::machine {
 
 // Kernel/user functions time is attributed to, named as perf would show them.
 enum class Func : std::uint8_t {
-  User,            // benchmark loop in user space
-  SyscallEntry,    // entry_SYSCALL_64 / system_call + exit
-  SysSemtimedop,   // the lumped semtimedop body (copies, checks, security hooks)
-  IpcObtain,       // ipc_lock / ipc_obtain_object_check: the idr lookup and array header reads
-  SemLock,         // sem_lock() outside the spinlock itself (flag reads, fences)
-  RawSpinLock,     // _raw_spin_lock: the atomic and the spinning
-  PerformAtomic,   // perform_atomic_semop / try_atomic_semop
-  DoSmartUpdate,   // do_smart_update / update_queue / set_semotime
-  SemUnlock,       // spin_unlock
-  Wakeup,          // try_to_wake_up and the wake queue
-  Schedule,        // schedule(): context switch, going to sleep
-  RawReadLock,     // _raw_read_lock: the reader's atomic and its spinning (rwlock)
-  RawWriteLock,    // _raw_write_lock: the writer's atomic and its spinning (rwlock)
-  RawRwUnlock,     // _raw_read_unlock / _raw_write_unlock
+  User,           // benchmark loop in user space
+  SyscallEntry,   // entry_SYSCALL_64 / system_call + exit
+  SysSemtimedop,  // the lumped semtimedop body (copies, checks, security hooks)
+  IpcObtain,      // ipc_lock / ipc_obtain_object_check: the idr lookup and array header reads
+  SemLock,        // sem_lock() outside the spinlock itself (flag reads, fences)
+  RawSpinLock,    // _raw_spin_lock: the atomic and the spinning
+  PerformAtomic,  // perform_atomic_semop / try_atomic_semop
+  DoSmartUpdate,  // do_smart_update / update_queue / set_semotime
+  SemUnlock,      // spin_unlock
+  Wakeup,         // try_to_wake_up and the wake queue
+  Schedule,       // schedule(): context switch, going to sleep
+  RawReadLock,    // _raw_read_lock: the reader's atomic and its spinning (rwlock)
+  RawWriteLock,   // _raw_write_lock: the writer's atomic and its spinning (rwlock)
+  RawRwUnlock,    // _raw_read_unlock / _raw_write_unlock
   Count
 };
 constexpr int kFuncCount = static_cast<int>(Func::Count);
 const char* func_name(Func f);
 
-// Coarse CPU-time categories of the breakdown (user, syscall, kernel, spin, context switch).
+// Coarse CPU-time categories of the breakdown (user, syscall, kernel, spin,
+// context switch; idle is what is left of elapsed time).
 enum class CpuCategory : std::uint8_t { User, Syscall, Kernel, Spin, ContextSwitch, Count };
 constexpr int kCategoryCount = static_cast<int>(CpuCategory::Count);
 CpuCategory category_of(Func f);
 const char* category_name(CpuCategory c);
 
+using FuncTimes = std::array<Tick, kFuncCount>;
+
+// CPU time by category over some elapsed time (of one task or one CPU).
+struct CpuBreakdown {
+  std::array<Tick, kCategoryCount> busy{};
+  Tick idle = 0;  // elapsed - busy (for a task: time off-CPU, runnable or blocked)
+  Tick of(CpuCategory c) const { return busy[static_cast<std::size_t>(c)]; }
+  Tick busy_total() const;
+  // Share of elapsed time (busy + idle) spent in c.
+  double share(CpuCategory c) const;
+  double idle_share() const;
+};
+// Folds per-function times into categories; idle = elapsed - busy (>= 0).
+CpuBreakdown breakdown_of(const FuncTimes& times, Tick elapsed);
+
+// Where a task is, for the scheduler.
+enum class TaskState : std::uint8_t { New, Running, Runnable, Blocked, Exited };
+
 struct Task {
   int id = 0;
-  int process = 0;             // tasks of one process share SEM_UNDO lists
+  int process = 0;  // tasks of one process share SEM_UNDO lists
   core::Actor* actor = nullptr;
-  int cpu = 0;                 // where it runs (or last ran)
-  int home_cpu = 0;            // its pinned CPU, or first placement
-  bool pinned = true;
+  int cpu = 0;         // where it runs (or last ran)
+  int home_cpu = 0;    // pinned: its CPU; unpinned: where it would like to start
+  bool pinned = true;  // unpinned tasks are placed, woken and pulled anywhere
 
-  Tick cursor = 0;             // charged up to here
-  Tick slice_start = 0;        // when it last got its CPU
-  Func func = Func::User;      // what is executing now, for attribution
-  std::array<Tick, kFuncCount> time{};  // CPU time by function
-  std::uint64_t semops = 0;    // completed semop() calls
+  Tick cursor = 0;           // charged up to here
+  Tick slice_start = 0;      // when it last got its CPU
+  Func func = Func::User;    // what is executing now, for attribution
+  FuncTimes time{};          // CPU time by function
+  std::uint64_t semops = 0;  // completed semop() calls
   std::uint64_t voluntary_switches = 0, involuntary_switches = 0;
-  int lock_depth = 0;          // spinlocks held: never preempted while > 0
+  std::uint64_t migrations = 0;  // unpinned: times it was placed on another CPU than it last ran on
+  int lock_depth = 0;            // spinlocks held: never preempted while > 0
+  TaskState state = TaskState::New;
+  bool wake_pending = false;  // woken while still running: its next block() returns at once
+  FuncTimes* cpu_time =
+      nullptr;  // the CPU it is on also accounts its charges (set by the Scheduler)
 
   void charge(Tick d) {
     cursor += d;
     time[static_cast<std::size_t>(func)] += d;
+    if (cpu_time != nullptr) (*cpu_time)[static_cast<std::size_t>(func)] += d;
   }
+  // This task's CPU time by category; idle = off-CPU share of `elapsed`.
+  CpuBreakdown breakdown(Tick elapsed) const { return breakdown_of(time, elapsed); }
   // Move the cursor to t (if later), the gap counted as the current function.
   void advance_to(Tick t) {
     if (t > cursor) charge(t - cursor);

@@ -1,0 +1,229 @@
+// Oracle 6 (issue 3): a cache-line transfer between SMT siblings, within a
+// socket and across sockets costs what the preset file says, and the per-line
+// counters record the distance class. Plus: every preset loads and
+// validates, and its CPU numbering is the one cpu_models/README.md documents;
+// the optional full latency matrix and NUMA distances.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "config/machine_config.hpp"
+#include "core/errors.hpp"
+#include "machine/cache_line.hpp"
+#include "machine/topology.hpp"
+#include "test_machine_harness.hpp"
+
+namespace semsim {
+namespace {
+
+using machine::Access;
+using machine::CacheLine;
+using machine::Distance;
+using machine::Topology;
+
+// The value the preset file gives for a latency class, read from its JSON
+// text (not from the loader's struct), in ticks.
+Tick preset_latency(const config::MachineParams& m, const std::string& cls) {
+  return ns_to_ticks(m.raw.at("latency_ns").at(cls).at("value").get<double>());
+}
+
+struct Transfer {
+  Tick cost;
+  machine::LineStats stats;
+};
+
+// CPU `from` writes a line (it becomes the owner, Modified), then CPU `to`
+// accesses it once the first write is long done: the cost of that second
+// access, measured in simulated time by two tasks of a core::Simulation.
+Transfer measure(const Topology& topo, int from, int to, Access kind) {
+  CacheLine line("probe");
+  testing::TaskSet set;
+  Transfer out{};
+  set.add(from, [&](machine::Task& t) {
+    t.sync();
+    t.advance_to(line.access(topo, t.cpu, Access::Write, t.cursor));
+  });
+  set.add(to, [&](machine::Task& t) {
+    t.idle_until(ns_to_ticks(10000));
+    t.sync();
+    line.reset_stats();
+    const Tick issued = t.cursor;
+    t.advance_to(line.access(topo, t.cpu, kind, t.cursor));
+    out.cost = t.cursor - issued;
+  });
+  set.sim.run();
+  out.stats = line.stats();
+  return out;
+}
+
+void expect_transfer(const config::MachineParams& m, int from, int to, Distance cls,
+                     const std::string& key) {
+  SCOPED_TRACE(m.name + ": CPU " + std::to_string(from) + " -> " + std::to_string(to) + " (" + key +
+               ")");
+  Topology topo(m);
+  ASSERT_EQ(topo.distance(from, to), cls);
+  const Tick expected = preset_latency(m, key);
+  // A load of a line Modified elsewhere: one transfer.
+  auto read = measure(topo, from, to, Access::Read);
+  EXPECT_EQ(read.cost, expected);
+  // A store: the same transfer (read-for-ownership); an atomic adds its own cost.
+  EXPECT_EQ(measure(topo, from, to, Access::Write).cost, expected);
+  EXPECT_EQ(measure(topo, from, to, Access::Rmw).cost, expected + topo.params().atomic_rmw);
+  // The line's counters put that one miss in that class and nowhere else.
+  for (int d = 0; d < machine::kDistanceClasses; ++d)
+    EXPECT_EQ(read.stats.transfers[static_cast<std::size_t>(d)],
+              d == static_cast<int>(cls) ? 1U : 0U)
+        << machine::distance_name(static_cast<Distance>(d));
+  EXPECT_EQ(read.stats.misses(), 1U);
+  EXPECT_EQ(read.stats.from_memory, 0U);
+}
+
+TEST(MachineTopology, TransfersCostWhatThePresetSays) {
+  // i3-ivybridge, smt-adjacent: CPUs 0-1 are core 0's threads, 2-3 core 1's.
+  const auto i3 = config::load_machine("i3-ivybridge");
+  expect_transfer(i3, 0, 1, Distance::Smt, "smt");
+  expect_transfer(i3, 3, 2, Distance::Smt, "smt");
+  expect_transfer(i3, 1, 2, Distance::SameDie, "same_die");
+  // xeon-24, linux numbering: CPU c and c+12 are siblings, sockets alternate.
+  const auto xeon = config::load_machine("xeon-24");
+  expect_transfer(xeon, 0, 12, Distance::Smt, "smt");
+  expect_transfer(xeon, 0, 2, Distance::SameDie, "same_die");
+  expect_transfer(xeon, 0, 1, Distance::OneHop, "one_hop");
+  expect_transfer(xeon, 13, 0, Distance::OneHop, "one_hop");
+  // opteron-48: six CPUs per die; die 0 is one hop from dies 1, 2, 4, 6 and two from 3, 5, 7.
+  const auto opteron = config::load_machine("opteron-48");
+  expect_transfer(opteron, 0, 5, Distance::SameDie, "same_die");
+  expect_transfer(opteron, 0, 6, Distance::OneHop, "one_hop");
+  expect_transfer(opteron, 0, 12, Distance::OneHop, "one_hop");
+  expect_transfer(opteron, 0, 18, Distance::TwoHops, "two_hops");
+  expect_transfer(opteron, 47, 0, Distance::TwoHops, "two_hops");
+}
+
+TEST(MachineTopology, UncachedLineComesFromMemoryAtItsNumaDistance) {
+  const auto opteron = config::load_machine("opteron-48");
+  Topology topo(opteron);
+  CacheLine local("local"), remote("remote");
+  remote.set_home_node(3);  // two hops from CPU 0's die
+  EXPECT_EQ(local.access(topo, 0, Access::Read, 0), opteron.memory_latency);
+  EXPECT_EQ(remote.access(topo, 0, Access::Read, 0), opteron.memory_latency * 30 / 10);
+  EXPECT_EQ(local.stats().from_memory, 1U);
+  EXPECT_EQ(topo.numa_nodes(), 8);
+  EXPECT_EQ(topo.numa_distance(0, 0), 10);
+  EXPECT_EQ(topo.numa_distance(0, 1), 20);
+  EXPECT_EQ(topo.numa_distance(0, 3), 30);
+  EXPECT_EQ(topo.numa_node(13), 2);
+}
+
+// The README's numbering formulas, written out independently of Topology.
+struct Loc {
+  int socket, die, core, thread;
+};
+Loc readme_location(int cpu, const config::MachineParams& m) {
+  const int S = m.sockets, D = m.dies_per_socket, C = m.cores_per_die, T = m.threads_per_core;
+  if (m.smt_adjacent) return {cpu / (T * C * D), (cpu / (T * C)) % D, (cpu / T) % C, cpu % T};
+  const int N = S * D * C;
+  const int k = cpu % N;
+  const int j = k / S;
+  return {k % S, j / C, j % C, cpu / N};
+}
+
+TEST(MachineTopology, EveryPresetLoadsValidatesAndIsNumberedAsTheReadmeSays) {
+  const auto presets = config::list_machines();
+  ASSERT_GE(presets.size(), 9U);
+  for (const char* required :
+       {"i3-ivybridge", "laptop-4", "xeon-24", "opteron-48", "westmere-ex-80", "box-64",
+        "haswell-48", "uniform-64", "host-default"}) {
+    EXPECT_TRUE(std::any_of(presets.begin(), presets.end(), [&](const auto& e) {
+      return e.name == required;
+    })) << required;
+  }
+  for (const auto& entry : presets) {
+    SCOPED_TRACE(entry.name);
+    EXPECT_EQ(entry.description.rfind("INVALID", 0), std::string::npos) << entry.description;
+    config::MachineParams m;
+    ASSERT_NO_THROW(m = config::load_machine(entry.name));
+    Topology topo(m);
+    ASSERT_EQ(topo.cpus(), m.cpus);
+    for (int cpu = 0; cpu < m.cpus; ++cpu) {
+      const Loc want = readme_location(cpu, m);
+      const auto& got = topo.coords(cpu);
+      const int die_in_socket = got.die - got.socket * m.dies_per_socket;
+      const int core_in_die = got.core - got.die * m.cores_per_die;
+      ASSERT_EQ(got.socket, want.socket) << "cpu " << cpu;
+      ASSERT_EQ(die_in_socket, want.die) << "cpu " << cpu;
+      ASSERT_EQ(core_in_die, want.core) << "cpu " << cpu;
+      ASSERT_EQ(got.smt, want.thread) << "cpu " << cpu;
+    }
+    // Every pair's transfer is the class latency the file gives, and classes
+    // do not get cheaper with distance.
+    for (int a = 0; a < m.cpus; ++a)
+      for (int b = 0; b < m.cpus; ++b) {
+        if (a == b) continue;
+        const Distance d = topo.distance(a, b);
+        ASSERT_GT(topo.transfer(a, b), 0);
+        ASSERT_EQ(topo.transfer(a, b), topo.class_latency(d));
+      }
+    for (int d = 2; d < machine::kDistanceClasses; ++d)
+      EXPECT_LE(topo.class_latency(static_cast<Distance>(d - 1)),
+                topo.class_latency(static_cast<Distance>(d)));
+  }
+}
+
+class MachineLatencyMatrix : public ::testing::Test {
+ protected:
+  std::filesystem::path path_ = std::filesystem::temp_directory_path() / "semsim_matrix_test.json";
+  void TearDown() override { std::filesystem::remove(path_); }
+  config::MachineParams load(const Json& matrix) {
+    Json doc = config::load_machine("i3-ivybridge").raw;
+    doc["name"] = "matrix-test";
+    doc["latency_matrix_ns"] = matrix;
+    std::ofstream(path_) << doc.dump(2);
+    return config::load_machine(path_.string());
+  }
+};
+
+TEST_F(MachineLatencyMatrix, OverridesTheClassesPairByPair) {
+  const Json matrix = {
+      {"matrix", {{0, 7, 30, 31}, {7.5, 0, 32, 33}, {30, 32, 0, 9}, {31, 33, 9, 0}}},
+      {"source", "test: a measured-looking matrix"}};
+  Topology topo(load(matrix));
+  EXPECT_TRUE(topo.has_latency_matrix());
+  EXPECT_EQ(topo.transfer(0, 1), ns_to_ticks(7));
+  EXPECT_EQ(topo.transfer(1, 0), ns_to_ticks(7.5));  // directional
+  EXPECT_EQ(topo.transfer(1, 3), ns_to_ticks(33));
+  EXPECT_EQ(topo.transfer(2, 2), 0);
+  // The distance class of a pair still comes from the topology, for the counters.
+  EXPECT_EQ(topo.distance(0, 1), Distance::Smt);
+  EXPECT_EQ(topo.distance(1, 3), Distance::SameDie);
+  auto cost = measure(topo, 1, 3, Access::Read);
+  EXPECT_EQ(cost.cost, ns_to_ticks(33));
+  EXPECT_EQ(cost.stats.transfers[static_cast<std::size_t>(Distance::SameDie)], 1U);
+}
+
+TEST_F(MachineLatencyMatrix, BadMatrixIsAnInputErrorNamingTheField) {
+  auto error_of = [&](const Json& matrix) -> std::string {
+    try {
+      Topology topo(load(matrix));
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_NE(
+      error_of({{"matrix", {{0, 1}, {1, 0}}}, {"source", "x"}}).find("latency_matrix_ns.matrix"),
+      std::string::npos);
+  EXPECT_NE(error_of({{"matrix", {{0, 7, 30, 31}, {7, 0, 32, 33}, {30, 32, 0, 9}, {31, 33, -9, 0}}},
+                      {"source", "x"}})
+                .find("latency_matrix_ns.matrix[3][2]"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"value", 3}, {"source", "x"}}).find("latency_matrix_ns"), std::string::npos);
+  EXPECT_NE(error_of({{"matrix", {{0, 7, 30, 31}, {7, 0, 32, 33}, {30, 32, 0, 9}, {31, 33, 9, 0}}},
+                      {"source", ""}})
+                .find("source"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace semsim
