@@ -56,6 +56,10 @@ Json WindowStats::to_json() const {
   Json point;
   point["ops_per_s"] = window_s > 0 ? static_cast<double>(total) / window_s : 0.0;
   point["ops_total"] = total;
+  // Every semop the run simulated, warm-up included: the work the benchmark divides wall time by.
+  std::uint64_t simulated = 0;
+  for (const auto& b : at_end_) simulated += b.semops;
+  point["semops_simulated"] = simulated;
   point["window_s"] = window_s;
   point["per_task_ops"] = {{"min", ops.front()}, {"median", ops[(ops.size() - 1) / 2]}, {"max", ops.back()}};
   point["context_switches"] = {{"voluntary", voluntary}, {"involuntary", involuntary}};

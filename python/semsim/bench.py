@@ -1,0 +1,97 @@
+"""`semsim bench`: how fast the simulator is (issue 8).
+
+Reports, each as the median of repeats (with min..max):
+  * simulated semops per wall-second for the standard cases;
+  * the floor: wall time of one sleep_for() of a bare SimGrid actor loop,
+    measured in the same process, and our wall time per simulated semop as a
+    multiple of it (a ratio, so it holds on any machine);
+  * peak memory of a run with 1,024 simulated tasks.
+Wall-clock figures are noisy on a shared 2-vCPU VM: read the ratios and the
+spreads, not single numbers. This is a benchmark, never a timed test.
+"""
+from __future__ import annotations
+
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from typing import Any
+
+from . import _core
+
+# The cases issue 8 names. Durations keep each run around a second of wall time.
+CASES: list[dict[str, Any]] = [
+    {"case": "semop-multi 64 thr / 64 sems, uniform-64, global_lock", "machine": "uniform-64",
+     "kernel": "global_lock", "threads": 64, "semaphores": 64, "duration_ms": 1.0},
+    {"case": "semop-multi 64 thr / 64 sems, uniform-64, hysteresis", "machine": "uniform-64",
+     "kernel": "hysteresis", "threads": 64, "semaphores": 64, "duration_ms": 1.0},
+    {"case": "semop-multi 256 thr / 128 sems, laptop-4 (4 CPUs), hysteresis", "machine": "laptop-4",
+     "kernel": "hysteresis", "threads": 256, "semaphores": 128, "duration_ms": 10.0},
+]
+
+
+def _scenario(case: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    doc = {
+        "name": "bench",
+        "machine": case["machine"],
+        "kernel": case["kernel"],
+        "workload": {"type": "semop-multi", "semaphores": case["semaphores"], "pattern": "stride"},
+        "threads": case["threads"],
+        "duration_ms": case["duration_ms"],
+        "warmup_ms": 0.1,
+        "seed": 1,
+        "repeats": 1,
+    }
+    doc.update(extra)
+    return doc
+
+
+def time_case(case: dict[str, Any]) -> tuple[float, int]:
+    """Wall seconds of one simulate() call and the semops it simulated."""
+    text = _core.load_scenario(json.dumps(_scenario(case)), [])
+    start = time.perf_counter()
+    result = json.loads(_core.simulate(text))
+    wall = time.perf_counter() - start
+    return wall, int(result["points"][0]["semops_simulated"])
+
+
+def peak_memory_mib(tasks: int = 1024) -> float:
+    """Peak RSS (MiB) of a fresh process simulating `tasks` tasks."""
+    case = {"machine": "uniform-64", "kernel": "hysteresis", "threads": tasks, "semaphores": 64,
+            "duration_ms": 0.2}
+    code = ("import json, semsim._core as c; "
+            f"c.simulate(c.load_scenario({json.dumps(json.dumps(_scenario(case)))}, []))")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    subprocess.run([sys.executable, "-c", code], check=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return max(before, after) / 1024.0
+
+
+def run(repeats: int = 3, out=sys.stdout) -> dict[str, Any]:
+    floors = [_core.sleep_floor(64, 20000) for _ in range(repeats)]
+    floor = statistics.median(floors)
+    report: dict[str, Any] = {
+        "floor_ns_per_sleep_for": {"median": floor * 1e9, "min": min(floors) * 1e9,
+                                   "max": max(floors) * 1e9},
+        "cases": [],
+    }
+    print(f"floor: bare SimGrid sleep_for = {floor * 1e9:.0f} ns "
+          f"({min(floors) * 1e9:.0f}..{max(floors) * 1e9:.0f}), {1 / floor / 1e6:.2f} M/s", file=out)
+    print(f"{'case':64s} {'semops/wall-s':>14s} {'spread':>22s} {'x floor':>8s}", file=out)
+    for case in CASES:
+        rates = []
+        for _ in range(repeats):
+            wall, semops = time_case(case)
+            rates.append(semops / wall)
+        rate = statistics.median(rates)
+        ratio = (1.0 / rate) / floor
+        report["cases"].append({"case": case["case"], "semops_per_wall_s": rate,
+                                "min": min(rates), "max": max(rates), "floor_multiple": ratio})
+        print(f"{case['case']:64s} {rate:14,.0f} {min(rates):10,.0f}..{max(rates):<10,.0f} "
+              f"{ratio:8.2f}", file=out)
+    mem = peak_memory_mib(1024)
+    report["peak_rss_mib_1024_tasks"] = mem
+    print(f"peak memory, 1,024 simulated tasks: {mem:.0f} MiB", file=out)
+    return report
