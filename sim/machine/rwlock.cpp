@@ -7,7 +7,6 @@ namespace semsim::machine {
 void RwLock::read_lock(const Topology& topo, Task& task) {
   task.sync();  // whether a writer holds it is decided at the date we reach it
   InFunc in(task, Func::RawReadLock);
-  ++stats_.read.acquisitions;
   task.advance_to(line_->access(topo, task.cpu, Access::Rmw, task.cursor));  // lock decl
   ++task.lock_depth;
   if (writer_ == nullptr) {
@@ -34,6 +33,7 @@ void RwLock::read_unlock(const Topology& topo, Task& task) {
   InFunc in(task, Func::RawRwUnlock);
   auto it = std::find_if(readers_.begin(), readers_.end(),
                          [&](const Reader& r) { return r.task == &task; });
+  ++stats_.read.acquisitions;
   if (it != readers_.end()) {
     stats_.read.hold += task.cursor - it->since;
     readers_.erase(it);
@@ -48,7 +48,6 @@ void RwLock::read_unlock(const Topology& topo, Task& task) {
 void RwLock::write_lock(const Topology& topo, Task& task) {
   task.sync();
   InFunc in(task, Func::RawWriteLock);
-  ++stats_.write.acquisitions;
   task.advance_to(
       line_->access(topo, task.cpu, Access::Rmw, task.cursor));  // lock sub RW_LOCK_BIAS
   ++task.lock_depth;
@@ -72,6 +71,7 @@ void RwLock::write_lock(const Topology& topo, Task& task) {
 void RwLock::write_unlock(const Topology& topo, Task& task) {
   task.sync();
   InFunc in(task, Func::RawRwUnlock);
+  ++stats_.write.acquisitions;
   stats_.write.hold += task.cursor - writer_since_;
   --task.lock_depth;
   const Tick released =

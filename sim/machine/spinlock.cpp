@@ -20,7 +20,6 @@ void Spinlock::lock(const Topology& topo, Task& task) {
   // at the date we reach it, after every earlier event.
   task.sync();
   InFunc in(task, Func::RawSpinLock);
-  ++stats_.acquisitions;
   ++task.lock_depth;
   if (markov_oracle()) {
     if (holder_ == nullptr && waiters_.empty()) {
@@ -73,7 +72,14 @@ void Spinlock::unlock(const Topology& topo, Task& task) {
     oracle_unlock(task);
     return;
   }
+  // The release must happen at its date in simulated time: a contender that
+  // arrives while we hold the lock has to find it held and queue (and count
+  // among the spinners of a ticket hand-off). Without this sync, a holder
+  // that does not sleep inside its critical section would lock and unlock in
+  // one SimGrid step and nobody would ever queue behind it.
+  task.sync();
   InFunc in(task, Func::SemUnlock);
+  ++stats_.acquisitions;
   stats_.hold += task.cursor - acquired_at_;
   --task.lock_depth;
   // The release is a plain store to the lock word (head++ / locked byte = 0).
@@ -136,6 +142,7 @@ void Spinlock::oracle_unlock(Task& task) {
         s + static_cast<double>(oracle_per_waiter_) * static_cast<double>(waiters_.size()) / 2;
     if (rng_.uniform() * mean < s) break;
   }
+  ++stats_.acquisitions;
   stats_.hold += task.cursor - acquired_at_;
   --task.lock_depth;
   if (waiters_.empty()) {

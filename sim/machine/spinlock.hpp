@@ -48,6 +48,9 @@ namespace semsim::machine {
 enum class LockKind : std::uint8_t { Ticket, Queued };
 
 struct LockStats {
+  // acquisitions: counted when released (so a measurement window counts the
+  // critical sections that ended in it, like the operations it counts);
+  // contended: counted when a contender had to wait.
   std::uint64_t acquisitions = 0, contended = 0;
   Tick wait = 0, hold = 0;
   // Queued spinlock only: contended acquisitions that took the pending-bit
