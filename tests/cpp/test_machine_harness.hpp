@@ -12,7 +12,7 @@
 #include "machine/task.hpp"
 #include "machine/topology.hpp"
 
-namespace semsim::testing {
+namespace semsim::machine_test {
 
 // One socket, one die, `cpus` cores without SMT: every pair of CPUs is at
 // the same distance (`transfer_ns`). Costs are round numbers chosen for the
@@ -65,4 +65,4 @@ struct TaskSet {
   }
 };
 
-}  // namespace semsim::testing
+}  // namespace semsim::machine_test

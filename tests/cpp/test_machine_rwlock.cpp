@@ -20,11 +20,11 @@ const Tick kHold = ns_to_ticks(10000);
 
 TEST(MachineRwLock, ReadersRunInParallelButTheLinePingPongs) {
   constexpr int kReaders = 8;
-  const auto params = testing::uniform_machine(kReaders, 100);
+  const auto params = machine_test::uniform_machine(kReaders, 100);
   machine::Topology topo(params);
   machine::CacheLine line("rwlock");
   RwLock lock(&line);
-  testing::TaskSet set;
+  machine_test::TaskSet set;
   std::vector<Tick> done(kReaders);
   for (int i = 0; i < kReaders; ++i)
     set.add(i, [&, i](Task& t) {
@@ -48,11 +48,11 @@ TEST(MachineRwLock, ReadersRunInParallelButTheLinePingPongs) {
 }
 
 TEST(MachineRwLock, WriterExcludesReadersAndWaitsForThemToDrain) {
-  const auto params = testing::uniform_machine(4, 100);
+  const auto params = machine_test::uniform_machine(4, 100);
   machine::Topology topo(params);
   machine::CacheLine line("rwlock");
   RwLock lock(&line);
-  testing::TaskSet set;
+  machine_test::TaskSet set;
   Tick writer_in = 0, writer_out = 0, late_reader_in = 0;
   Tick reader_out = 0;
   // Reader on CPU 0 from t=0 holds for kHold.
@@ -89,11 +89,11 @@ TEST(MachineRwLock, WriterExcludesReadersAndWaitsForThemToDrain) {
 }
 
 TEST(MachineRwLock, SpinningIsAccountedAsSpinTime) {
-  const auto params = testing::uniform_machine(2, 100);
+  const auto params = machine_test::uniform_machine(2, 100);
   machine::Topology topo(params);
   machine::CacheLine line("rwlock");
   RwLock lock(&line);
-  testing::TaskSet set;
+  machine_test::TaskSet set;
   Task* reader = nullptr;
   set.add(0, [&](Task& t) {
     lock.write_lock(topo, t);

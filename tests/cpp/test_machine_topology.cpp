@@ -39,7 +39,7 @@ struct Transfer {
 // access, measured in simulated time by two tasks of a core::Simulation.
 Transfer measure(const Topology& topo, int from, int to, Access kind) {
   CacheLine line("probe");
-  testing::TaskSet set;
+  machine_test::TaskSet set;
   Transfer out{};
   set.add(from, [&](machine::Task& t) {
     t.sync();
