@@ -3,6 +3,9 @@
 >>> import semsim
 >>> res = semsim.simulate("scenarios/default.json", threads=[1, 2], duration_ms=2)
 >>> res.to_frame()[["threads", "kernel", "ops_per_s"]]
+>>> sw = semsim.sweep("scenarios/default.json", threads=[1, 2, 4], kernel=["global_lock", "hysteresis"],
+...                   duration_ms=1)        # each point in a fresh process, all CPUs
+>>> semsim.plots.plot_scaling(sw)
 
 Importing semsim has no side effect beyond pointing the C++ engine at its data
 files (``cpu_models/``, ``scenarios/``).
@@ -12,19 +15,26 @@ from __future__ import annotations
 
 from ._data import data_dir, default_scenario_path
 from .api import (
+    CPU_CATEGORIES,
+    CalibrationUnavailable,
     InputError,
     Result,
     ScenarioLike,
     SimulationError,
+    calibrate,
+    calibration_available,
     catalog,
     cleanup_native,
     core_version,
     default_scenario,
+    kernel_label,
     load_scenario,
     measure,
     simulate,
 )
+from . import plots
 from .compare import Comparison, compare
+from .sweeps import SEMAPHORES_PER_THREAD, sweep
 
 try:
     from importlib.metadata import PackageNotFoundError, version as _dist_version
@@ -34,11 +44,16 @@ except PackageNotFoundError:  # running from a source checkout
     __version__ = "0+unknown"
 
 __all__ = [
+    "CPU_CATEGORIES",
+    "CalibrationUnavailable",
     "Comparison",
     "InputError",
     "Result",
     "ScenarioLike",
+    "SEMAPHORES_PER_THREAD",
     "SimulationError",
+    "calibrate",
+    "calibration_available",
     "catalog",
     "cleanup_native",
     "compare",
@@ -46,7 +61,10 @@ __all__ = [
     "data_dir",
     "default_scenario",
     "default_scenario_path",
+    "kernel_label",
     "load_scenario",
     "measure",
+    "plots",
     "simulate",
+    "sweep",
 ]

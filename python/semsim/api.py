@@ -123,6 +123,22 @@ def flatten(obj: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+#: The CPU-time categories of a point's ``cpu_breakdown``, in display order.
+CPU_CATEGORIES = ("user", "syscall", "kernel", "spin", "context_switch", "idle")
+
+
+def kernel_label(kernel: Any) -> str:
+    """A generation id as is; a policy override object as ``base+{...}``."""
+    if isinstance(kernel, str):
+        return kernel
+    if isinstance(kernel, Mapping) and "base" in kernel:
+        extra = {k: v for k, v in kernel.items() if k != "base"}
+        if not extra:
+            return str(kernel["base"])
+        return f"{kernel['base']}+{json.dumps(extra, separators=(',', ':'), sort_keys=True)}"
+    return json.dumps(kernel, separators=(",", ":"), sort_keys=True)
+
+
 _LEADING_COLUMNS = ("threads", "kernel", "machine", "ops_per_s", "ops_per_s_min", "ops_per_s_max")
 
 
@@ -194,6 +210,77 @@ class Result:
         lead = [c for c in _LEADING_COLUMNS if c in frame.columns]
         return frame[lead + [c for c in frame.columns if c not in lead]]
 
+    def _point_keys(self, point: Mapping[str, Any]) -> dict[str, Any]:
+        scenario = point.get("scenario") if isinstance(point.get("scenario"), Mapping) else self.scenario
+        workload = scenario.get("workload", {}) if isinstance(scenario, Mapping) else {}
+        keys = {"threads": point.get("threads"), "kernel": kernel_label(point.get("kernel")),
+                "machine": point.get("machine")}
+        if isinstance(workload, Mapping) and "semaphores" in workload:
+            keys["semaphores"] = workload["semaphores"]
+        return keys
+
+    def cpu_breakdown(self) -> pd.DataFrame:
+        """The CPU-time breakdown, long form: one row per point and category.
+
+        Columns: ``threads``, ``kernel`` (the generation, as a label), ``machine``,
+        ``semaphores`` (when the workload has them), ``category`` (``user``,
+        ``syscall``, ``kernel``, ``spin``, ``context_switch``, ``idle``, in that
+        order, then any other the engine reports) and ``share`` (of all CPU time in
+        the window; a point's shares sum to 1). Points without a breakdown are left out.
+        """
+        import pandas as pd
+
+        rows = []
+        for point in self.points:
+            breakdown = point.get("cpu_breakdown")
+            if not isinstance(breakdown, Mapping):
+                continue
+            keys = self._point_keys(point)
+            ordered = [c for c in CPU_CATEGORIES if c in breakdown] + sorted(
+                c for c in breakdown if c not in CPU_CATEGORIES)
+            for category in ordered:
+                rows.append({**keys, "category": category, "share": breakdown[category]})
+        columns = ["threads", "kernel", "machine", "semaphores", "category", "share"]
+        frame = pd.DataFrame(rows, columns=columns)
+        if frame["semaphores"].isna().all():
+            frame = frame.drop(columns="semaphores")
+        return frame
+
+    def hot_lines(self, top: int | None = None, by: str = "misses") -> pd.DataFrame:
+        """The hottest cache lines, long form: one row per point and line.
+
+        Lines are ranked within each point by ``by`` (``misses``, ``misses_per_op``,
+        ``accesses`` or ``queued_ns``; ties by accesses, then name); ``top`` keeps the
+        first few of each point. Columns: the point's ``threads``, ``kernel``,
+        ``machine`` (and ``semaphores``), then ``rank`` (1 = hottest), ``line`` and the
+        line's counters (``accesses``, ``misses``, ``misses_per_op``, ``queued_ns``,
+        ``transfers.<distance>``).
+        """
+        import pandas as pd
+
+        rows = []
+        for point in self.points:
+            lines = point.get("hot_lines")
+            if not isinstance(lines, list):
+                continue
+            keys = self._point_keys(point)
+            ranked = sorted(
+                (line for line in lines if isinstance(line, Mapping)),
+                key=lambda line: (-float(line.get(by) or 0), -float(line.get("accesses") or 0), str(line.get("line"))),
+            )
+            if top is not None:
+                ranked = ranked[:top]
+            for rank, line in enumerate(ranked, start=1):
+                counters = {k: v for k, v in flatten(line).items() if not (isinstance(v, Mapping) and not v)}
+                rows.append({**keys, "rank": rank, **counters})
+        frame = pd.DataFrame(rows)
+        transfers = [c for c in frame.columns if str(c).startswith("transfers.")]
+        if transfers:
+            frame[transfers] = frame[transfers].fillna(0)
+        if "semaphores" in frame.columns and frame["semaphores"].isna().all():
+            frame = frame.drop(columns="semaphores")
+        return frame
+
     def __len__(self) -> int:
         return len(self.points)
 
@@ -244,3 +331,47 @@ def core_version() -> str:
 def default_scenario() -> dict[str, Any]:
     """The embedded default scenario (what ``semsim demo`` runs), normalized."""
     return load_scenario(_data.default_scenario_path())
+
+
+class CalibrationUnavailable(InputError, NotImplementedError):  # type: ignore[misc, valid-type]
+    """This build of the engine has no calibration probes (``semsim._core.calibrate``)."""
+
+
+#: Where :func:`calibrate` writes by default: the machine lookup finds
+#: ``cpu_models/host.json`` in the current directory first, as machine ``host``.
+DEFAULT_HOST_MODEL = os.path.join("cpu_models", "host.json")
+
+
+def calibration_available() -> bool:
+    """Whether this build can calibrate (the engine has the probes)."""
+    return _core is not None and hasattr(_core, "calibrate")
+
+
+def calibrate(out_path: str | os.PathLike | None = None, quick: bool = False) -> dict[str, Any]:
+    """Runs the calibration probes on this host and writes a machine model.
+
+    The model goes to ``out_path`` (default ``cpu_models/host.json`` in the current
+    directory, which scenarios then name as machine ``"host"``). ``quick`` runs
+    shorter probes (less precise). Returns the model written, as a dict.
+
+    Raises :class:`CalibrationUnavailable` (an :class:`InputError` and a
+    ``NotImplementedError``) when this build has no calibration; machine ``"host"``
+    then means the documented default ``host-default``.
+    """
+    core = _require_core()
+    if not hasattr(core, "calibrate"):
+        raise CalibrationUnavailable(
+            "calibrate: this build of semsim has no calibration probes yet "
+            "(semsim._core.calibrate is missing); machine 'host' means 'host-default' until one runs"
+        )
+    path = Path(os.fspath(out_path) if out_path is not None else DEFAULT_HOST_MODEL)
+    if path.parent != Path(""):
+        path.parent.mkdir(parents=True, exist_ok=True)
+    returned = core.calibrate(os.fspath(path), bool(quick))
+    if path.is_file():
+        return json.loads(path.read_text(encoding="utf-8"))
+    if isinstance(returned, str) and returned.lstrip().startswith("{"):
+        return json.loads(returned)
+    if isinstance(returned, Mapping):
+        return dict(returned)
+    raise SimulationError(f"calibrate: the probes ran but wrote no model to {path}")

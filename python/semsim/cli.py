@@ -4,6 +4,10 @@
   semsim native [SCENARIO.json] [--set ...] [-o OUT.json] [--cleanup]
   semsim compare SCENARIO.json [--set ...] [-o DIR]
   semsim demo [--set ...] [-o DIR]
+  semsim sweep SCENARIO.json [--threads LIST] [--kernel LIST] [--machine LIST]
+               [--semaphores LIST] [--repeats K] [--executor process|dask|ADDRESS]
+               [-j N] [--set ...] [-o OUT.json|OUT.csv]
+  semsim calibrate [-o cpu_models/host.json] [--quick]
   semsim list
   semsim validate SCENARIO.json [--set ...]
   semsim --version
@@ -98,6 +102,37 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="compare on the embedded default scenario (the main job)")
     _add_set(p)
     p.add_argument("-o", "--output", metavar="DIR", default="out", help="output directory (default: out)")
+
+    p = sub.add_parser(
+        "sweep",
+        help="simulate the product of threads x kernels x machines x semaphores, each point in a fresh process",
+        description="Simulates every combination of the given values, each point in a fresh process, "
+                    "on all CPUs (or a Dask cluster). LIST is comma-separated; integers also take "
+                    "ranges A..B, A..B:STEP (arithmetic) and A..B*F (geometric): --threads 10..100:10, "
+                    "--threads 1..256*2. An axis left out keeps the scenario's value.",
+    )
+    p.add_argument("scenario", metavar="SCENARIO.json")
+    p.add_argument("--threads", metavar="LIST", help="thread counts (1,2,4 or 10..100:10 or 1..64*2)")
+    p.add_argument("--kernel", metavar="LIST", action="append",
+                   help="kernel generation ids (global_lock,hysteresis); repeat the flag for a JSON "
+                        "object such as {\"base\":\"hysteresis\",\"spinlock\":\"ticket\"}")
+    p.add_argument("--machine", metavar="LIST", action="append", help="machine presets or model files")
+    p.add_argument("--semaphores", metavar="LIST",
+                   help="semaphores per array (8,64 or ranges); 'threads' means as many as threads")
+    p.add_argument("--repeats", metavar="K", help="seeds per point (the scenario's repeats)")
+    p.add_argument("--executor", metavar="EXECUTOR", default="process",
+                   help="'process' (default: a local pool of fresh processes), 'dask' (a local Dask "
+                        "cluster) or a Dask scheduler address (tcp://host:8786)")
+    p.add_argument("-j", "--workers", metavar="N", help="worker processes (default: one per CPU)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _add_set(p)
+    p.add_argument("-o", "--output", metavar="OUT",
+                   help="write the result here (.csv: the table of points; else JSON) instead of JSON on stdout")
+
+    p = sub.add_parser("calibrate", help="measure this host's costs with probes; write a machine model")
+    p.add_argument("-o", "--output", metavar="MODEL.json", default=None,
+                   help="where to write the model (default: cpu_models/host.json, used as machine 'host')")
+    p.add_argument("--quick", action="store_true", help="shorter probes (less precise)")
 
     sub.add_parser("list", help="list machines, kernel generations and workloads")
 
@@ -218,6 +253,117 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return _compare(os.fspath(default_scenario_path()), args.sets, args.output)
 
 
+def _int_list(text: str, flag: str, words: Sequence[str] = ()) -> list[Any]:
+    """``1,2,4``, ``10..100:10``, ``1..64*2`` (and the given words) to a list."""
+    out: list[Any] = []
+    for item in (part.strip() for part in text.split(",")):
+        if item in words:
+            out.append(item)
+            continue
+        try:
+            if ".." in item:
+                start_text, rest = item.split("..", 1)
+                step, geometric = 1, False
+                if "*" in rest:
+                    rest, factor = rest.split("*", 1)
+                    step, geometric = int(factor), True
+                elif ":" in rest:
+                    rest, step_text = rest.split(":", 1)
+                    step = int(step_text)
+                start, stop = int(start_text), int(rest)
+                if step < (2 if geometric else 1) or start > stop or (geometric and start < 1):
+                    raise ValueError
+                value = start
+                while value <= stop:
+                    out.append(value)
+                    value = value * step if geometric else value + step
+            else:
+                out.append(int(item))
+        except ValueError:
+            allowed = "".join(f" or {w!r}" for w in words)
+            raise UsageError(
+                f"sweep: {flag} {text!r}: expected comma-separated integers{allowed}; ranges A..B, "
+                "A..B:STEP, A..B*FACTOR (e.g. 1,2,4 or 10..100:10 or 1..64*2)"
+            ) from None
+    if not out:
+        raise UsageError(f"sweep: {flag}: no values given")
+    return out
+
+
+def _name_list(values: Sequence[str] | None) -> list[Any] | None:
+    if not values:
+        return None
+    out: list[Any] = []
+    for value in values:
+        if value.lstrip().startswith("{"):
+            try:
+                out.append(json.loads(value))
+            except ValueError as exc:
+                raise UsageError(f"sweep: kernel object {value!r}: malformed JSON: {exc}") from None
+            continue
+        out.extend(part.strip() for part in value.split(",") if part.strip())
+    return out or None
+
+
+def _positive(text: str | None, flag: str) -> int | None:
+    if text is None:
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise UsageError(f"sweep: {flag} {text!r}: expected an integer >= 1")
+    return value
+
+
+def _frame_csv(result: api.Result) -> str:
+    frame = result.to_frame()
+    for column in frame.columns:
+        if frame[column].dtype == object and frame[column].map(lambda v: isinstance(v, (list, dict))).any():
+            frame[column] = frame[column].map(
+                lambda v: json.dumps(v, separators=(",", ":"), sort_keys=True) if isinstance(v, (list, dict)) else v)
+    return frame.to_csv(index=False, lineterminator="\n")
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from .sweeps import SEMAPHORES_PER_THREAD, sweep
+
+    threads = _int_list(args.threads, "--threads") if args.threads is not None else None
+    semaphores = (_int_list(args.semaphores, "--semaphores", (SEMAPHORES_PER_THREAD,))
+                  if args.semaphores is not None else None)
+    executor = args.executor
+    if executor not in ("process", "dask") and ":" not in executor:
+        raise UsageError(f"sweep: --executor {executor!r}: expected 'process', 'dask' or a Dask scheduler "
+                         "address such as tcp://host:8786")
+    result = sweep(
+        args.scenario, sets=args.sets, threads=threads, kernel=_name_list(args.kernel),
+        machine=_name_list(args.machine), semaphores=semaphores, repeats=_positive(args.repeats, "--repeats"),
+        executor=executor, max_workers=_positive(args.workers, "--workers"), progress=not args.no_progress,
+    )
+    if args.output and args.output.lower().endswith(".csv"):
+        path = Path(args.output)
+        if path.parent != Path(""):
+            path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(_frame_csv(result), encoding="utf-8")
+    else:
+        _write_result(result, args.output)
+    rows = [["threads", "kernel", "machine", "semaphores", "ops/s"]]
+    for p in result.points:
+        sems = p.get("scenario", {}).get("workload", {}).get("semaphores", "")
+        rows.append([str(p.get("threads")), _fmt_kernel(p.get("kernel")), str(p.get("machine")), str(sems),
+                     f"{p.get('ops_per_s', 0):,.0f}"])
+    _table(rows, sys.stderr, numeric=(0, 3, 4))
+    return 0
+
+
+def _cmd_calibrate(args: argparse.Namespace) -> int:
+    path = args.output or api.DEFAULT_HOST_MODEL
+    api.calibrate(path, quick=args.quick)
+    print(f"wrote {path}")
+    return 0
+
+
 def _cmd_list(args: argparse.Namespace) -> int:
     cat = api.catalog()
     sections = [
@@ -245,6 +391,8 @@ _COMMANDS = {
     "native": _cmd_native,
     "compare": _cmd_compare,
     "demo": _cmd_demo,
+    "sweep": _cmd_sweep,
+    "calibrate": _cmd_calibrate,
     "list": _cmd_list,
     "validate": _cmd_validate,
 }

@@ -10,21 +10,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .api import Result, ScenarioLike, load_scenario, measure, simulate
+from .api import Result, ScenarioLike, kernel_label, load_scenario, measure, simulate
+
+_kernel_label = kernel_label
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
-
-
-def _kernel_label(kernel: Any) -> str:
-    if isinstance(kernel, str):
-        return kernel
-    if isinstance(kernel, Mapping) and "base" in kernel:
-        extra = {k: v for k, v in kernel.items() if k != "base"}
-        return f"{kernel['base']}+{json.dumps(extra, separators=(',', ':'))}" if extra else str(kernel["base"])
-    return json.dumps(kernel, separators=(",", ":"))
 
 
 def _number(value: Any) -> float | None:
@@ -38,7 +31,8 @@ def match_points(simulated: Result, measured: Result) -> list[dict[str, Any]]:
 
     ``error_pct`` is (predicted - measured) / measured in percent, against the
     median of the measured runs; ``exceeds_spread`` is true when the prediction
-    lies outside the measured runs' [min, max].
+    lies outside the measured runs' [min, max]. ``predicted_min_ops_per_s`` and
+    ``predicted_max_ops_per_s`` are the simulated spread over the seeds.
     """
     unused = list(measured.points)
     rows: list[dict[str, Any]] = []
@@ -47,6 +41,8 @@ def match_points(simulated: Result, measured: Result) -> list[dict[str, Any]]:
         if mp is not None:
             unused.remove(mp)
         predicted = _number(sp.get("ops_per_s"))
+        pred_lo = _number(sp.get("ops_per_s_min", predicted))
+        pred_hi = _number(sp.get("ops_per_s_max", predicted))
         meas = _number(mp.get("ops_per_s")) if mp else None
         lo = _number(mp.get("ops_per_s_min", meas)) if mp else None
         hi = _number(mp.get("ops_per_s_max", meas)) if mp else None
@@ -62,6 +58,8 @@ def match_points(simulated: Result, measured: Result) -> list[dict[str, Any]]:
                 "kernel": _kernel_label(sp.get("kernel")),
                 "machine": sp.get("machine"),
                 "predicted_ops_per_s": predicted,
+                "predicted_min_ops_per_s": pred_lo,
+                "predicted_max_ops_per_s": pred_hi,
                 "measured_ops_per_s": meas,
                 "measured_min_ops_per_s": lo,
                 "measured_max_ops_per_s": hi,

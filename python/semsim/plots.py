@@ -7,14 +7,21 @@ else into a new standalone :class:`~matplotlib.figure.Figure`, which
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Union
+
+from .api import CPU_CATEGORIES, Result
 
 if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
     from .compare import Comparison
+
+#: What the helpers take: a Result (simulate, measure, sweep), several, or a
+#: DataFrame from ``Result.to_frame()`` (several concatenated).
+ResultData = Union[Result, Iterable[Result], "pd.DataFrame"]
 
 
 def _axes(ax: Axes | None) -> tuple[Figure, Axes]:
@@ -24,6 +31,63 @@ def _axes(ax: Axes | None) -> tuple[Figure, Axes]:
 
     fig = Figure(figsize=(7.0, 4.5), layout="constrained")
     return fig, fig.add_subplot()
+
+
+def _facets(n: int, ax: Axes | None, what: str, width: float = 4.2, height: float = 3.6,
+            sharey: bool = True) -> tuple[Figure, list[Axes]]:
+    """``n`` side-by-side axes in a new figure (at most 3 per row), or ``ax`` when n == 1."""
+    if ax is not None:
+        if n > 1:
+            raise ValueError(f"{what}: {n} panels to draw but one ax given; pass ax=None or one group's data")
+        return ax.figure, [ax]
+    from matplotlib.figure import Figure
+
+    cols = min(max(n, 1), 3)
+    rows = (max(n, 1) + cols - 1) // cols
+    fig = Figure(figsize=(width * cols + 1.0, height * rows + 0.6), layout="constrained")
+    grid = fig.subplots(rows, cols, squeeze=False, sharey=sharey)
+    axes = [a for row in grid for a in row]
+    for extra in axes[n:]:
+        extra.set_visible(False)
+    return fig, axes[: max(n, 1)]
+
+
+def _results(data: ResultData) -> list[Result]:
+    if isinstance(data, Result):
+        return [data]
+    if hasattr(data, "columns"):
+        raise TypeError("this helper needs Result objects (their nested data), not a DataFrame")
+    out = list(data)  # type: ignore[arg-type]
+    for item in out:
+        if not isinstance(item, Result):
+            raise TypeError(f"expected semsim.Result objects, got {type(item).__name__}")
+    return out
+
+
+def to_frame(data: ResultData) -> pd.DataFrame:
+    """A DataFrame from a Result, several Results (concatenated) or a DataFrame (as is)."""
+    import pandas as pd
+
+    if hasattr(data, "columns"):
+        return data  # type: ignore[return-value]
+    frames = [r.to_frame() for r in _results(data)]
+    if not frames:
+        return pd.DataFrame()
+    return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+
+
+def _sorted_unique(values: Iterable[Any]) -> list[Any]:
+    seen: list[Any] = []
+    for v in values:
+        if v not in seen:
+            seen.append(v)
+    return seen
+
+
+def _ops_formatter(ax: Axes) -> None:
+    from matplotlib.ticker import EngFormatter
+
+    ax.yaxis.set_major_formatter(EngFormatter())
 
 
 def _threads_axis(ax: Axes, threads: Iterable[float]) -> None:
@@ -36,34 +100,74 @@ def _threads_axis(ax: Axes, threads: Iterable[float]) -> None:
 
 
 def plot_compare(comparison: Comparison | Iterable[Mapping[str, Any]], ax: Axes | None = None,
-                 title: str | None = None) -> Figure:
-    """Predicted ops/s (line) and measured ops/s (median, with a min..max bar) against threads.
+                 title: str | None = None, band: bool = True, error_panel: bool = False) -> Figure:
+    """Predicted against measured ops/s over threads, with the spreads as bands.
+
+    The measured median is drawn with its min..max over the runs as a bar and (with
+    ``band``) a shaded band; the prediction with its spread over the seeds as a
+    lighter band. ``error_panel`` (only with ``ax=None``) adds a second panel: the
+    error in percent per point, over the band where a prediction would lie within
+    the measured spread.
 
     ``comparison`` is a :class:`semsim.Comparison` or its rows (dicts with
     ``threads``, ``predicted_ops_per_s``, ``measured_ops_per_s``,
-    ``measured_min_ops_per_s``, ``measured_max_ops_per_s``).
+    ``measured_min_ops_per_s``, ``measured_max_ops_per_s`` and optionally
+    ``predicted_min_ops_per_s``, ``predicted_max_ops_per_s``).
     """
-    rows = list(getattr(comparison, "rows", comparison))
-    fig, ax = _axes(ax)
+    rows = sorted(getattr(comparison, "rows", comparison), key=lambda r: r["threads"])
+    if error_panel and ax is None:
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=(7.0, 6.5), layout="constrained")
+        ax, err_ax = fig.subplots(2, 1, sharex=True, height_ratios=[2, 1])
+    else:
+        fig, ax = _axes(ax)
+        err_ax = None
     threads = [r["threads"] for r in rows]
-    pred = [(r["threads"], r["predicted_ops_per_s"]) for r in rows if r.get("predicted_ops_per_s") is not None]
+    pred = [r for r in rows if r.get("predicted_ops_per_s") is not None]
     meas = [r for r in rows if r.get("measured_ops_per_s") is not None]
     if pred:
-        ax.plot([t for t, _ in pred], [v for _, v in pred], "o-", label="predicted (simulated)")
+        x = [r["threads"] for r in pred]
+        (line,) = ax.plot(x, [r["predicted_ops_per_s"] for r in pred], "o-", label="predicted (simulated)")
+        if band and any(r.get("predicted_min_ops_per_s") is not None for r in pred):
+            lo = [r.get("predicted_min_ops_per_s") or r["predicted_ops_per_s"] for r in pred]
+            hi = [r.get("predicted_max_ops_per_s") or r["predicted_ops_per_s"] for r in pred]
+            if any(h > l for l, h in zip(lo, hi)):
+                ax.fill_between(x, lo, hi, color=line.get_color(), alpha=0.15, linewidth=0,
+                                label="predicted spread (seeds)")
     if meas:
         x = [r["threads"] for r in meas]
         y = [r["measured_ops_per_s"] for r in meas]
-        lo = [max(0.0, r["measured_ops_per_s"] - (r.get("measured_min_ops_per_s") or r["measured_ops_per_s"])) for r in meas]
-        hi = [max(0.0, (r.get("measured_max_ops_per_s") or r["measured_ops_per_s"]) - r["measured_ops_per_s"]) for r in meas]
-        ax.errorbar(x, y, yerr=[lo, hi], fmt="s--", capsize=4, label="measured on this host (min..max)")
+        lo = [r.get("measured_min_ops_per_s") or r["measured_ops_per_s"] for r in meas]
+        hi = [r.get("measured_max_ops_per_s") or r["measured_ops_per_s"] for r in meas]
+        yerr = [[max(0.0, v - l) for v, l in zip(y, lo)], [max(0.0, h - v) for v, h in zip(y, hi)]]
+        container = ax.errorbar(x, y, yerr=yerr, fmt="s--", capsize=4, label="measured on this host (min..max)")
+        if band and len(meas) > 1:
+            ax.fill_between(x, lo, hi, color=container[0].get_color(), alpha=0.2, linewidth=0)
     _threads_axis(ax, threads)
-    from matplotlib.ticker import EngFormatter
-
     ax.set_ylabel("semop() calls per second")
-    ax.yaxis.set_major_formatter(EngFormatter())
+    _ops_formatter(ax)
     ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
-    ax.legend()
+    ax.legend(fontsize=8)
+    if err_ax is not None:
+        paired = [r for r in rows if r.get("error_pct") is not None and r.get("measured_ops_per_s")]
+        if paired:
+            x = [r["threads"] for r in paired]
+            med = [r["measured_ops_per_s"] for r in paired]
+            lo = [((r.get("measured_min_ops_per_s") or m) - m) / m * 100.0 for r, m in zip(paired, med)]
+            hi = [((r.get("measured_max_ops_per_s") or m) - m) / m * 100.0 for r, m in zip(paired, med)]
+            err_ax.fill_between(x, lo, hi, color="0.6", alpha=0.35, linewidth=0, label="measured spread")
+            colors = ["C3" if r.get("exceeds_spread") else "C2" for r in paired]
+            err_ax.scatter(x, [r["error_pct"] for r in paired], c=colors, zorder=3, label="error %")
+            for xi, r in zip(x, paired):
+                err_ax.vlines(xi, 0, r["error_pct"], colors="C3" if r.get("exceeds_spread") else "C2", alpha=0.6)
+        err_ax.axhline(0, color="0.3", linewidth=0.8)
+        err_ax.set_ylabel("error %")
+        _threads_axis(err_ax, threads)
+        err_ax.grid(True, alpha=0.3)
+        err_ax.legend(fontsize=8)
+        ax.set_xlabel("")
     if title is None and hasattr(comparison, "scenario"):
         sc = comparison.scenario  # type: ignore[union-attr]
         host = getattr(comparison, "measured").doc.get("host", {})  # type: ignore[union-attr]
@@ -72,5 +176,187 @@ def plot_compare(comparison: Comparison | Iterable[Mapping[str, Any]], ax: Axes 
                  f"on model {sc.get('machine')}\nvs. host ({host.get('cpus', '?')} CPUs, "
                  f"Linux {host.get('kernel_release', '?')})")
     if title:
-        ax.set_title(title, fontsize=10)
+        (ax.figure.suptitle if err_ax is not None else ax.set_title)(title, fontsize=10)
+    return fig
+
+
+def plot_scaling(data: ResultData, *, y: str = "ops_per_s", x: str = "threads", by: str | Sequence[str] = "kernel",
+                 facet: str | None = "machine", ax: Axes | None = None, band: bool = True,
+                 title: str | None = None, ylabel: str | None = None) -> Figure:
+    """Scaling curves: ``y`` against ``x``, one line per ``by`` value, one panel per ``facet`` value.
+
+    ``data``: a Result (``simulate``, ``measure``, ``sweep``), several, or a frame
+    from ``to_frame()``. By default one line per kernel generation and one panel
+    per machine (a single panel when there is one machine, or when ``facet=None``:
+    the machine then joins the line labels if there are several). With ``band``,
+    the spread over seeds or runs (``<y>_min``..``<y>_max``) is shaded.
+    """
+    frame = to_frame(data)
+    if frame.empty:
+        raise ValueError("plot_scaling: no points to plot")
+    for column in (x, y):
+        if column not in frame.columns:
+            raise ValueError(f"plot_scaling: no column {column!r} (columns: {', '.join(map(str, frame.columns))})")
+    by_cols = [by] if isinstance(by, str) else list(by)
+    by_cols = [c for c in by_cols if c in frame.columns]
+    facet_values = _sorted_unique(frame[facet]) if facet and facet in frame.columns else [None]
+    if facet and len(facet_values) > 1 and ax is not None:
+        by_cols = by_cols + [facet]
+        facet_values = [None]
+    fig, axes = _facets(len(facet_values), ax, "plot_scaling")
+    lo_col, hi_col = f"{y}_min", f"{y}_max"
+    for panel, fv in zip(axes, facet_values):
+        sub = frame if fv is None else frame[frame[facet] == fv]
+        groups = _sorted_unique(tuple(row) for row in sub[by_cols].itertuples(index=False)) if by_cols else [()]
+        for group in groups:
+            mask = None
+            for col, value in zip(by_cols, group):
+                m = sub[col] == value
+                mask = m if mask is None else mask & m
+            part = sub if mask is None else sub[mask]
+            part = part.sort_values(x)
+            label = " / ".join(str(v) for v in group) or y
+            (line,) = panel.plot(part[x], part[y], "o-", label=label, markersize=4)
+            if band and lo_col in part.columns and hi_col in part.columns:
+                lo, hi = part[lo_col].astype(float), part[hi_col].astype(float)
+                if (hi > lo).any():
+                    panel.fill_between(part[x], lo, hi, color=line.get_color(), alpha=0.15, linewidth=0)
+        if x == "threads":
+            _threads_axis(panel, frame[x])
+        else:
+            panel.set_xlabel(x)
+        if y.startswith("ops_per_s"):
+            _ops_formatter(panel)
+            panel.set_ylim(bottom=0)
+        panel.set_ylabel(ylabel or ("semop() calls per second" if y == "ops_per_s" else y))
+        panel.grid(True, alpha=0.3)
+        panel.legend(fontsize=8)
+        if fv is not None:
+            panel.set_title(f"{facet} {fv}", fontsize=10)
+    if title:
+        (fig.suptitle if len(axes) > 1 else axes[0].set_title)(title, fontsize=10)
+    return fig
+
+
+def _category_colors(categories: Sequence[str]) -> dict[str, Any]:
+    from matplotlib import colormaps
+
+    cmap = colormaps["tab10"]
+    fixed = {c: cmap(i) for i, c in enumerate(CPU_CATEGORIES)}
+    extra = [c for c in categories if c not in fixed]
+    for i, c in enumerate(extra):
+        fixed[c] = cmap((len(CPU_CATEGORIES) + i) % 10)
+    return fixed
+
+
+def plot_cpu_breakdown(data: ResultData, *, by: str = "kernel", x: str = "threads", ax: Axes | None = None,
+                       title: str | None = None) -> Figure:
+    """Where the CPU time goes: stacked bars of each point's ``cpu_breakdown`` shares.
+
+    One bar per ``x`` value (threads), stacked by category (user, syscall, kernel
+    path, spinning, context switch, idle; the same colour in every panel), one
+    panel per ``by`` value (the kernel generation). ``data``: Result(s) whose
+    points carry ``cpu_breakdown`` (simulated points do).
+    """
+    import pandas as pd
+
+    results = _results(data)
+    frames = [r.cpu_breakdown() for r in results]
+    frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    if frame.empty:
+        raise ValueError("plot_cpu_breakdown: no point carries a cpu_breakdown")
+    groups = _sorted_unique(frame[by]) if by in frame.columns else [None]
+    categories = _sorted_unique(frame["category"])
+    colors = _category_colors(categories)
+    fig, axes = _facets(len(groups), ax, "plot_cpu_breakdown")
+    for panel, group in zip(axes, groups):
+        sub = frame if group is None else frame[frame[by] == group]
+        table = sub.pivot_table(index=x, columns="category", values="share", aggfunc="mean").fillna(0.0)
+        table = table[[c for c in categories if c in table.columns]]
+        positions = list(range(len(table.index)))
+        bottom = [0.0] * len(positions)
+        for category in table.columns:
+            values = [float(v) * 100.0 for v in table[category]]
+            panel.bar(positions, values, bottom=bottom, color=colors[category], label=category, width=0.8)
+            bottom = [b + v for b, v in zip(bottom, values)]
+        panel.set_xticks(positions, [f"{v:g}" if isinstance(v, (int, float)) else str(v) for v in table.index])
+        panel.set_xlabel(x)
+        panel.set_ylabel("share of CPU time (%)")
+        panel.set_ylim(0, 100)
+        if group is not None:
+            panel.set_title(str(group), fontsize=10)
+    handles, labels = axes[0].get_legend_handles_labels()
+    seen = dict(zip(labels, handles))
+    for panel in axes[1:]:
+        for h, l in zip(*panel.get_legend_handles_labels()):
+            seen.setdefault(l, h)
+    if len(axes) > 1:
+        fig.legend(list(seen.values()), list(seen.keys()), loc="outside right center", fontsize=8)
+    else:
+        axes[0].legend(list(seen.values()), list(seen.keys()), fontsize=8, loc="upper left",
+                       bbox_to_anchor=(1.0, 1.0))
+    if title:
+        (fig.suptitle if len(axes) > 1 else axes[0].set_title)(title, fontsize=10)
+    return fig
+
+
+def hot_lines_table(data: ResultData, *, top: int = 3, by: str = "misses",
+                    metric: str = "misses_per_op") -> pd.DataFrame:
+    """The hottest cache lines per point, one row per (kernel, machine, threads).
+
+    For rank r = 1..top: ``line r`` (the line's name) and ``<metric> r``. Lines are
+    ranked within each point by ``by`` (see :meth:`semsim.Result.hot_lines`).
+    """
+    import pandas as pd
+
+    frames = [r.hot_lines(top=top, by=by) for r in _results(data)]
+    frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    if frame.empty:
+        return pd.DataFrame()
+    keys = [c for c in ("kernel", "machine", "semaphores", "threads") if c in frame.columns]
+    rows = []
+    for key, sub in frame.groupby(keys, sort=False):
+        key = key if isinstance(key, tuple) else (key,)
+        row = dict(zip(keys, key))
+        for _, line in sub.sort_values("rank").iterrows():
+            r = int(line["rank"])
+            row[f"line {r}"] = line["line"]
+            row[f"{metric} {r}"] = line.get(metric)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def plot_hot_lines(data: ResultData, *, metric: str = "misses_per_op", top: int = 3, by: str = "kernel",
+                   rank_by: str = "misses", ax: Axes | None = None, title: str | None = None) -> Figure:
+    """The hottest cache lines as threads grow: ``metric`` per line against threads.
+
+    One panel per ``by`` value (the kernel generation); in each, the ``top`` lines
+    that are hottest (by ``rank_by``) at any thread count, one curve each.
+    """
+    import pandas as pd
+
+    frames = [r.hot_lines(by=rank_by) for r in _results(data)]
+    frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    if frame.empty:
+        raise ValueError("plot_hot_lines: no point carries hot_lines")
+    if metric not in frame.columns:
+        raise ValueError(f"plot_hot_lines: no line metric {metric!r} (have: {', '.join(map(str, frame.columns))})")
+    groups = _sorted_unique(frame[by]) if by in frame.columns else [None]
+    fig, axes = _facets(len(groups), ax, "plot_hot_lines", sharey=False)
+    for panel, group in zip(axes, groups):
+        sub = frame if group is None else frame[frame[by] == group]
+        peak = sub.groupby("line")[metric].max().sort_values(ascending=False)
+        chosen = [line for line in peak.index[:top]]
+        for line in chosen:
+            part = sub[sub["line"] == line].groupby("threads")[metric].mean().sort_index()
+            panel.plot(part.index, part.values, "o-", markersize=4, label=line)
+        _threads_axis(panel, sub["threads"])
+        panel.set_ylabel(metric.replace("_", " "))
+        panel.set_ylim(bottom=0)
+        panel.grid(True, alpha=0.3)
+        panel.legend(fontsize=7)
+        if group is not None:
+            panel.set_title(str(group), fontsize=10)
+    if title:
+        (fig.suptitle if len(axes) > 1 else axes[0].set_title)(title, fontsize=10)
     return fig

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 import pytest
 
 import semsim
@@ -122,3 +123,69 @@ def test_measure_and_compare_tiny():
     assert {"predicted_ops_per_s", "measured_ops_per_s", "error_pct", "exceeds_spread"} <= set(frame.columns)
     fig = cmp.plot()
     assert fig.axes and fig.axes[0].get_xlabel() == "threads"
+
+
+def test_calibrate_writes_a_model_or_says_why_not(tmp_path):
+    if not semsim.calibration_available():
+        with pytest.raises(semsim.CalibrationUnavailable, match="calibrat") as info:
+            semsim.calibrate(tmp_path / "host.json", quick=True)
+        assert isinstance(info.value, semsim.InputError)
+        assert isinstance(info.value, NotImplementedError)
+        assert not (tmp_path / "host.json").exists()
+        return
+    model = semsim.calibrate(tmp_path / "host.json", quick=True)
+    assert (tmp_path / "host.json").is_file()
+    assert isinstance(model, dict) and model
+    # The written model is a machine a scenario can name by path.
+    sc = semsim.load_scenario(DEFAULT_SCENARIO, machine=str(tmp_path / "host.json"))
+    assert sc["machine"] == str(tmp_path / "host.json")
+
+
+def test_cli_calibrate_without_probes_is_exit_2(run_cli, tmp_path):
+    if semsim.calibration_available():
+        pytest.skip("this build calibrates; the API test covers it")
+    proc = run_cli("calibrate", "-o", tmp_path / "host.json")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("semsim: error: calibrate:") and "Traceback" not in proc.stderr
+
+
+def test_public_api_is_typed():
+    import inspect
+
+    for fn in (semsim.load_scenario, semsim.simulate, semsim.measure, semsim.compare, semsim.calibrate,
+               semsim.sweep, semsim.plots.plot_scaling, semsim.plots.plot_compare,
+               semsim.plots.plot_cpu_breakdown, semsim.plots.plot_hot_lines):
+        sig = inspect.signature(fn)
+        assert sig.return_annotation is not inspect.Signature.empty, fn.__name__
+        assert fn.__doc__, fn.__name__
+
+
+def test_plot_helpers_draw_without_pyplot():
+    from matplotlib.figure import Figure
+
+    res = [semsim.simulate(DEFAULT_SCENARIO, kernel=k, **TINY) for k in ("global_lock", "hysteresis")]
+    fig = semsim.plots.plot_scaling(res)
+    assert isinstance(fig, Figure)
+    ax = fig.axes[0]
+    assert ax.get_xlabel() == "threads"
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["global_lock", "hysteresis"]
+    # A frame works as well, and several machines give one panel each.
+    frame = pd.concat([r.to_frame() for r in res] +
+                      [semsim.simulate(DEFAULT_SCENARIO, machine="laptop-4", **TINY).to_frame()])
+    assert len(semsim.plots.plot_scaling(frame).axes) == 2
+
+    fig = semsim.plots.plot_cpu_breakdown(res)
+    visible = [a for a in fig.axes if a.get_visible()]
+    assert [a.get_title() for a in visible] == ["global_lock", "hysteresis"]
+    assert semsim.plots.plot_hot_lines(res[1], top=2).axes
+
+    rows = [dict(threads=t, predicted_ops_per_s=p, measured_ops_per_s=m, measured_min_ops_per_s=m * 0.9,
+                 measured_max_ops_per_s=m * 1.1, error_pct=(p - m) / m * 100, exceeds_spread=abs(p - m) > 0.1 * m)
+            for t, p, m in [(1, 5e6, 5.2e6), (2, 9e6, 7e6), (4, 8e6, 7.5e6)]]
+    fig = semsim.plots.plot_compare(rows, error_panel=True, title="t")
+    assert len(fig.axes) == 2 and fig.axes[1].get_ylabel() == "error %"
+
+    with pytest.raises(ValueError, match="one ax"):
+        from matplotlib.figure import Figure as F
+
+        semsim.plots.plot_cpu_breakdown(res, ax=F().add_subplot())

@@ -1,0 +1,496 @@
+"""Parameter sweeps: the cartesian product of threads, kernels, machines, semaphores.
+
+Every point is simulated in a fresh process (``python -m semsim._worker``):
+SimGrid's clock is process-global and never reset, only one engine may exist per
+process, and a crash inside the engine must not take the caller down. The points
+run on a local pool (one worker process per CPU by default) or on a Dask cluster;
+each point is deterministic, so the result is the same whichever ran it, and the
+points come back in the product's order whatever order they finished in.
+
+>>> res = semsim.sweep("scenarios/default.json", threads=[1, 2, 4],
+...                    kernel=["global_lock", "hysteresis"], duration_ms=1)
+>>> res.to_frame()[["threads", "kernel", "ops_per_s"]]
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import copy
+import itertools
+import json
+import logging
+import os
+import signal
+import sys
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Union
+
+from . import _worker
+from .api import (
+    InputError,
+    Result,
+    ScenarioLike,
+    SimulationError,
+    _dumps,
+    _load_text,
+    _require_core,
+    override_args,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from distributed import Client
+
+#: What ``executor=`` accepts: None or "process" (a local pool of fresh processes),
+#: "dask" (a new LocalCluster), a Dask scheduler address ("tcp://host:8786"), a
+#: ``dask.distributed.Client``, or any ``concurrent.futures.Executor``.
+ExecutorLike = Union[None, str, "Client", cf.Executor]
+
+#: ``semaphores="threads"`` (or a list containing it): as many semaphores as threads.
+SEMAPHORES_PER_THREAD = "threads"
+
+_log = logging.getLogger(__name__)
+
+
+# ---------------------------------------------------------------------------- the points
+
+
+def _axis(value: Any, what: str, *, mapping_is_value: bool = False) -> list[Any] | None:
+    """An axis given as one value or a sequence of values; None when not given."""
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes, int, float)) or (mapping_is_value and isinstance(value, Mapping)):
+        return [value]
+    if hasattr(value, "tolist") and callable(value.tolist):  # numpy arrays, pandas series
+        value = value.tolist()
+    if isinstance(value, Iterable):
+        values = list(value)
+        if not values:
+            raise InputError(f"sweep: {what}: the list of values is empty")
+        return values
+    return [value]
+
+
+def _label_value(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, separators=(",", ":"), sort_keys=True, default=str)
+
+
+def _set_path(doc: dict[str, Any], path: str, value: Any) -> None:
+    parts = path.split(".")
+    node = doc
+    for part in parts[:-1]:
+        child = node.get(part)
+        if not isinstance(child, dict):
+            child = {}
+            node[part] = child
+        node = child
+    node[parts[-1]] = value
+
+
+def _resolve_machine(machine: Any) -> Any:
+    # A machine given as a file path travels to other processes (and Dask
+    # workers) as an absolute path; a preset name stays a name.
+    if isinstance(machine, str) and (os.sep in machine or machine.endswith(".json")) and os.path.exists(machine):
+        return os.path.abspath(machine)
+    return machine
+
+
+class SweepPoint:
+    """One point of a sweep: its index in the product, its axis values and its scenario."""
+
+    __slots__ = ("index", "values", "scenario_json")
+
+    def __init__(self, index: int, values: dict[str, Any], scenario_json: str) -> None:
+        self.index = index
+        self.values = values
+        self.scenario_json = scenario_json
+
+    @property
+    def label(self) -> str:
+        """``threads=4 kernel=hysteresis machine=xeon-24 semaphores=4`` (names the point in errors)."""
+        return " ".join(f"{k}={_label_value(v)}" for k, v in self.values.items())
+
+    def __repr__(self) -> str:
+        return f"<semsim.SweepPoint #{self.index}: {self.label}>"
+
+
+def plan(
+    scenario: ScenarioLike,
+    *,
+    threads: int | Iterable[int] | None = None,
+    kernel: str | Mapping[str, Any] | Iterable[str | Mapping[str, Any]] | None = None,
+    machine: str | Iterable[str] | None = None,
+    semaphores: int | str | Iterable[int | str] | None = None,
+    repeats: int | None = None,
+    grid: Mapping[str, Iterable[Any]] | None = None,
+    sets: Sequence[str] = (),
+    **overrides: Any,
+) -> tuple[dict[str, Any], list[SweepPoint]]:
+    """The normalized base scenario and the sweep's points, each validated, in product order.
+
+    The order is machine, kernel, the ``grid`` axes (in the order given),
+    semaphores, then threads (innermost), so that each curve's points are adjacent.
+    ``sets`` are ``--set`` assignments (``"workload.pattern=own"``), applied before
+    ``overrides``. Bad input raises :class:`InputError` naming the point.
+    """
+    base = json.loads(_load_text(scenario, [*sets, *override_args(overrides)]))
+    if repeats is not None:
+        if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+            raise InputError(f"sweep: repeats: expected an integer >= 1, got {repeats!r}")
+        base["repeats"] = repeats
+    core = _require_core()
+
+    machines = _axis(machine, "machine") or [base["machine"]]
+    machines = [_resolve_machine(m) for m in machines]
+    kernels = _axis(kernel, "kernel", mapping_is_value=True) or [base["kernel"]]
+    threads_axis = _axis(threads, "threads") or _axis(base["threads"], "threads") or []
+    sems_axis = _axis(semaphores, "semaphores")
+    if sems_axis is None:
+        sems_axis = [None]
+    extra: list[tuple[str, list[Any]]] = []
+    for path, values in (grid or {}).items():
+        axis = _axis(values, path, mapping_is_value=True)
+        if axis is None:
+            continue
+        extra.append((path.replace("__", "."), axis))
+
+    base["threads"] = [t for t in threads_axis]
+    points: list[SweepPoint] = []
+    axes = [machines, kernels, *(v for _, v in extra), sems_axis, threads_axis]
+    for index, combo in enumerate(itertools.product(*axes)):
+        m, k, *rest = combo
+        extra_values, s, t = rest[: len(extra)], rest[-2], rest[-1]
+        doc = copy.deepcopy(base)
+        doc["machine"] = m
+        doc["kernel"] = copy.deepcopy(k)
+        doc["threads"] = [t]
+        values: dict[str, Any] = {"threads": t, "kernel": k, "machine": m}
+        for (path, _), value in zip(extra, extra_values):
+            _set_path(doc, path, copy.deepcopy(value))
+            values[path] = value
+        if s is not None:
+            count = t if s == SEMAPHORES_PER_THREAD else s
+            _set_path(doc, "workload.semaphores", count)
+            values["semaphores"] = count
+        point = SweepPoint(index, values, "")
+        try:
+            point.scenario_json = core.load_scenario(_dumps(doc, "scenario"), [])
+        except InputError as exc:
+            raise InputError(f"sweep point {point.label}: {exc}") from None
+        points.append(point)
+    return base, points
+
+
+# ---------------------------------------------------------------------------- running
+
+
+def _decode(point: SweepPoint, reply: Mapping[str, Any]) -> dict[str, Any]:
+    """The point's result document, or the exception its failure deserves."""
+    status = reply.get("returncode")
+    out = reply.get("stdout") or ""
+    err = (reply.get("stderr") or "").strip()
+    if status == _worker.EXIT_OK:
+        try:
+            return json.loads(out)
+        except ValueError:
+            raise SimulationError(
+                f"sweep point {point.label}: the simulator process returned no result document"
+            ) from None
+    if isinstance(status, int) and status < 0:
+        try:
+            name = signal.Signals(-status).name
+        except ValueError:
+            name = f"signal {-status}"
+        tail = " ".join(err.splitlines()[-3:])
+        raise SimulationError(
+            f"sweep point {point.label}: the simulator process crashed ({name})"
+            + (f": {tail}" if tail else "")
+        )
+    try:
+        info = json.loads(out)
+        kind, message = str(info["error_type"]), str(info["message"])
+    except (ValueError, KeyError, TypeError):
+        tail = " ".join(err.splitlines()[-3:])
+        raise SimulationError(
+            f"sweep point {point.label}: the simulator process exited with status {status}"
+            + (f": {tail}" if tail else "")
+        ) from None
+    if kind == "InputError":
+        raise InputError(f"sweep point {point.label}: {message}")
+    if kind == "KeyboardInterrupt":
+        raise KeyboardInterrupt
+    if kind == "SimulationError":
+        raise SimulationError(f"sweep point {point.label}: {message}")
+    raise SimulationError(f"sweep point {point.label}: {kind}: {message}")
+
+
+def _progress_bar(total: int, progress: bool | None) -> Any:
+    enabled = bool(progress)
+    if enabled:
+        try:
+            tty = sys.stderr.isatty()
+        except (AttributeError, ValueError):
+            tty = False
+        # A terminal, or a Jupyter kernel (whose stderr is no tty but shows \r bars).
+        enabled = tty or _in_jupyter_kernel()
+    try:
+        from tqdm import tqdm
+    except ImportError:  # pragma: no cover - tqdm is a dependency
+        enabled = False
+        tqdm = None
+    if not enabled or tqdm is None:
+        return _NoBar()
+    return tqdm(total=total, desc="semsim sweep", unit="point", file=sys.stderr, dynamic_ncols=True)
+
+
+def _in_jupyter_kernel() -> bool:
+    ipython = sys.modules.get("IPython")
+    if ipython is None:
+        return False
+    try:
+        shell = ipython.get_ipython()
+    except Exception:  # noqa: BLE001 - any doubt: not a kernel
+        return False
+    return shell is not None and getattr(shell, "kernel", None) is not None
+
+
+class _NoBar:
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _workers(max_workers: int | None, npoints: int) -> int:
+    if max_workers is not None:
+        if isinstance(max_workers, bool) or not isinstance(max_workers, int) or max_workers < 1:
+            raise InputError(f"sweep: max_workers: expected an integer >= 1, got {max_workers!r}")
+        return max_workers
+    return max(1, min(_cpu_count(), npoints))
+
+
+def _run_local(points: list[SweepPoint], pool: cf.Executor, bar: Any, own_children: bool,
+               command: Sequence[str] | None) -> list[dict[str, Any]]:
+    results: list[dict[str, Any] | None] = [None] * len(points)
+    futures = {pool.submit(_worker.run_point, p.scenario_json, command): p for p in points}
+    try:
+        for fut in cf.as_completed(futures):
+            point = futures[fut]
+            results[point.index] = _decode(point, fut.result())
+            bar.update(1)
+    except BaseException:
+        for fut in futures:
+            fut.cancel()
+        if own_children:
+            _worker.kill_live()
+        raise
+    return results  # type: ignore[return-value]
+
+
+def _run_dask(points: list[SweepPoint], client: Any, bar: Any, command: Sequence[str] | None) -> list[dict[str, Any]]:
+    from distributed import as_completed
+
+    token = uuid.uuid4().hex[:12]
+    futures = [
+        client.submit(_worker.run_point, p.scenario_json, command, key=f"semsim-point-{token}-{p.index}",
+                      pure=False, retries=0)
+        for p in points
+    ]
+    by_key = {f.key: p for f, p in zip(futures, points)}
+    results: list[dict[str, Any] | None] = [None] * len(points)
+    try:
+        for fut in as_completed(futures):
+            point = by_key[fut.key]
+            results[point.index] = _decode(point, fut.result())
+            bar.update(1)
+    except BaseException:
+        try:
+            client.cancel(futures)
+        except Exception:  # noqa: BLE001 - best effort while failing
+            pass
+        raise
+    return results  # type: ignore[return-value]
+
+
+def _dask_client(executor: Any, nworkers: int) -> tuple[Any, Callable[[], None]]:
+    """A Dask client for ``executor`` and how to release what this call started."""
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError as exc:  # pragma: no cover - dask[distributed] is a dependency
+        raise InputError(f"sweep: executor {executor!r} needs dask.distributed ({exc})") from None
+    if isinstance(executor, Client):
+        return executor, lambda: None
+    if executor == "dask":
+        cluster = LocalCluster(n_workers=nworkers, threads_per_worker=1, processes=True,
+                               dashboard_address=None, silence_logs=logging.ERROR)
+        client = Client(cluster)
+
+        def close() -> None:
+            client.close()
+            cluster.close()
+
+        return client, close
+    try:
+        client = Client(executor, timeout="10s")
+    except (OSError, ValueError, TimeoutError) as exc:
+        raise InputError(f"sweep: executor: cannot reach the Dask scheduler at {executor!r}: {exc}") from None
+    return client, client.close
+
+
+def _is_dask_client(obj: Any) -> bool:
+    cls = type(obj)
+    return cls.__name__ == "Client" and cls.__module__.startswith("distributed")
+
+
+def run_points(points: list[SweepPoint], *, executor: ExecutorLike = None, max_workers: int | None = None,
+               progress: bool | None = True, command: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """Simulates each point in a fresh process; returns their result documents in point order."""
+    if not points:
+        return []
+    bar = _progress_bar(len(points), progress)
+    try:
+        if executor is None or executor == "process":
+            nworkers = _workers(max_workers, len(points))
+            # Threads only wait: each starts one `python -m semsim._worker` per point.
+            with cf.ThreadPoolExecutor(max_workers=nworkers, thread_name_prefix="semsim-sweep") as pool:
+                return _run_local(points, pool, bar, True, command)
+        if isinstance(executor, cf.Executor):
+            return _run_local(points, executor, bar, isinstance(executor, cf.ThreadPoolExecutor), command)
+        if executor == "dask" or isinstance(executor, str) or _is_dask_client(executor):
+            if isinstance(executor, str) and executor != "dask" and ":" not in executor:
+                raise InputError(
+                    f"sweep: executor {executor!r}: expected 'process', 'dask', a Dask scheduler address "
+                    "(tcp://host:8786), a dask.distributed.Client or a concurrent.futures.Executor"
+                )
+            nworkers = _workers(max_workers, len(points)) if max_workers is not None else _cpu_count()
+            client, close = _dask_client(executor, nworkers)
+            try:
+                return _run_dask(points, client, bar, command)
+            finally:
+                close()
+        raise InputError(
+            f"sweep: executor: expected 'process', 'dask', a Dask scheduler address, a "
+            f"dask.distributed.Client or a concurrent.futures.Executor, not {type(executor).__name__}"
+        )
+    finally:
+        bar.close()
+
+
+# ---------------------------------------------------------------------------- the result
+
+
+def assemble(base: Mapping[str, Any], points: list[SweepPoint], docs: list[dict[str, Any]],
+             axes: Mapping[str, Any]) -> Result:
+    """One simulated :class:`Result` from the points' documents, in point order.
+
+    Each point keeps its own normalized ``scenario``; ``provenance`` lists the
+    machine models' hashes and the kernels' releases; ``sweep`` records the axes.
+    """
+    out_points: list[dict[str, Any]] = []
+    machines: dict[str, Any] = {}
+    kernels: dict[str, Any] = {}
+    version = None
+    for point, doc in zip(points, docs):
+        prov = doc.get("provenance", {})
+        version = version or prov.get("semsim_version")
+        if "machine" in prov:
+            machines.setdefault(str(prov["machine"]), prov.get("machine_model_hash"))
+        if "kernel" in prov:
+            kernels.setdefault(_label_value(prov["kernel"]), prov.get("kernel_releases"))
+        for p in doc.get("points", []):
+            row = dict(p)
+            row["scenario"] = doc.get("scenario", json.loads(point.scenario_json))
+            out_points.append(row)
+    result_doc = {
+        "side": "simulated",
+        "scenario": dict(base),
+        "sweep": {"axes": dict(axes), "order": list(axes), "points": len(points)},
+        "provenance": {"semsim_version": version, "machines": machines, "kernels": kernels},
+        "points": out_points,
+    }
+    text = json.dumps(result_doc, indent=2, sort_keys=True, allow_nan=False)
+    return Result(result_doc, text)
+
+
+def sweep(
+    scenario: ScenarioLike,
+    *,
+    threads: int | Iterable[int] | None = None,
+    kernel: str | Mapping[str, Any] | Iterable[str | Mapping[str, Any]] | None = None,
+    machine: str | Iterable[str] | None = None,
+    semaphores: int | str | Iterable[int | str] | None = None,
+    repeats: int | None = None,
+    grid: Mapping[str, Iterable[Any]] | None = None,
+    executor: ExecutorLike = None,
+    max_workers: int | None = None,
+    progress: bool | None = True,
+    sets: Sequence[str] = (),
+    **overrides: Any,
+) -> Result:
+    """Simulates the cartesian product of the given axes, each point in a fresh process.
+
+    Parameters
+    ----------
+    scenario:
+        A scenario file, JSON text, dict or :class:`Result`; ``overrides`` (``duration_ms=1``,
+        ``workload__pattern="own"``) apply to it first, as in :func:`semsim.simulate`.
+    threads, kernel, machine, semaphores:
+        One value or a list each; an axis left out keeps the scenario's value
+        (``threads`` its list). ``kernel`` values are generation ids or
+        ``{"base": id, <policy>: value}`` objects. ``semaphores="threads"`` (alone or
+        in the list) gives each point as many semaphores as threads.
+    repeats:
+        Seeds per point (the scenario's ``repeats``).
+    grid:
+        More axes by dotted field path: ``{"workload.pattern": ["stride", "own"]}``.
+    executor:
+        None or ``"process"``: a local pool, ``max_workers`` processes at a time
+        (default: one per CPU). ``"dask"``: a new Dask ``LocalCluster`` (one
+        single-threaded worker process per CPU, or ``max_workers``), closed at the end.
+        A scheduler address (``"tcp://host:8786"``) or a ``dask.distributed.Client``:
+        that cluster (its workers need semsim installed). Any
+        ``concurrent.futures.Executor`` is used as given. Whatever runs them, each
+        point is simulated in a fresh ``python -m semsim._worker`` process.
+    progress:
+        A progress bar on stderr (shown on a terminal or in Jupyter); False for none.
+    sets:
+        ``--set`` style assignments (``["workload.pattern=own"]``), as on the command line.
+
+    Returns
+    -------
+    Result
+        One point per combination, in product order (machine, kernel, grid axes,
+        semaphores, threads innermost), whatever order they finished in; each point
+        carries its own ``scenario``, so ``to_frame()`` has every parameter as columns.
+        The same axes give the same bytes (``to_json()``) on any executor.
+
+    Raises
+    ------
+    InputError
+        Bad input, naming the point (``sweep point threads=0 kernel=...: threads: ...``).
+    SimulationError
+        A point failed or its process crashed (the message names the point and the signal).
+    """
+    base, points = plan(scenario, threads=threads, kernel=kernel, machine=machine, semaphores=semaphores,
+                        repeats=repeats, grid=grid, sets=sets, **overrides)
+    docs = run_points(points, executor=executor, max_workers=max_workers, progress=progress)
+    axes: dict[str, Any] = {
+        "machine": _axis(machine, "machine") or [base["machine"]],
+        "kernel": _axis(kernel, "kernel", mapping_is_value=True) or [base["kernel"]],
+    }
+    for path, values in (grid or {}).items():
+        axes[path.replace("__", ".")] = _axis(values, path, mapping_is_value=True)
+    if semaphores is not None:
+        axes["semaphores"] = _axis(semaphores, "semaphores")
+    axes["threads"] = list(base["threads"])
+    return assemble(base, points, docs, axes)
