@@ -18,6 +18,8 @@ Tick CacheLine::access(const Topology& topo, int cpu, Access kind, Tick t) {
   // Hits: the line is already here in a state that allows the access.
   if (owner_ == cpu || (kind == Access::Read && sharers_.test(ucpu))) {
     ++stats_.hits;
+    // A locked RMW keeps the line until it completes: others' requests wait.
+    if (kind == Access::Rmw) busy_until_ = std::max(busy_until_, t + op_cost);
     return t + op_cost;
   }
   const Tick start = std::max(t, busy_until_);
@@ -49,7 +51,9 @@ Tick CacheLine::access(const Topology& topo, int cpu, Access kind, Tick t) {
     cost = topo.memory_latency(cpu, home_node_);
   }
   const Tick done = start + cost;
-  busy_until_ = done;
+  // The line is serialised until this request is done with it: a transfer,
+  // plus the atomic for an RMW (the core holds the line locked meanwhile).
+  busy_until_ = done + (kind == Access::Rmw ? costs.atomic_rmw : 0);
   if (kind == Access::Read) {
     if (owner_ >= 0) {
       sharers_.set(static_cast<std::size_t>(owner_));

@@ -126,9 +126,12 @@ TEST(MachineLockOracle, QueuedLockDoesNotCollapseAndStaysFlatPastSaturation) {
     }
   }
   const double peak = simulated[argmax(simulated)];
-  // Saturated from n = 40 on: flat within 1 % of the best point, and the
-  // 64-CPU point is the best or within that 1 %.
-  for (int n : {40, 48, 56, 64}) EXPECT_GE(simulated[n], 0.99 * peak) << "n = " << n;
+  // No collapse: throughput never falls as CPUs are added (0.5 % noise
+  // allowance), and once saturated (n >= 48 here: about (a + s')/s' = 33 CPUs
+  // keep it busy, and the approach is gradual) it is flat within 0.5 %.
+  for (auto it = std::next(simulated.begin()); it != simulated.end(); ++it)
+    EXPECT_GE(it->second, 0.995 * std::prev(it)->second) << "n = " << it->first;
+  for (int n : {48, 56, 64}) EXPECT_GE(simulated[n], 0.995 * peak) << "n = " << n;
   // The saturated level: 1 / (s + hand-off), hand-off between one transfer
   // plus an atomic and two transfers plus an atomic.
   EXPECT_LE(simulated[64], 1e9 / (kS + c + atomic));
