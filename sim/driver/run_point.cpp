@@ -9,40 +9,107 @@
 #include "machine/scheduler.hpp"
 #include "report/window_stats.hpp"
 #include "workloads/workload.hpp"
+#include "workloads/workload_defs.hpp"
 
 namespace semsim::driver {
 
 Json run_point(const Scenario& scenario, const config::MachineParams& machine,
                const ipc::KernelPolicy& policy, int threads, std::uint64_t seed) {
+  const auto& w = scenario.workload;
   core::Simulation sim;
   machine::Topology topo(machine);
   machine::Scheduler sched(topo);
-  ipc::SemKernel kernel(policy, topo, sched, workloads::array_size(scenario), seed);
-  workloads::SimContext ctx{scenario, topo, sched, kernel, seed};
+
+  // The arrays the workload creates before its tasks start (aim9-shm's
+  // private per-call array is modelled as one array that stays).
+  std::vector<std::unique_ptr<ipc::SemKernel>> arrays;
+  auto sizes = workloads::array_sizes(w, threads);
+  if (sizes.empty()) sizes.push_back(1);
+  for (std::size_t a = 0; a < sizes.size(); ++a)
+    arrays.push_back(std::make_unique<ipc::SemKernel>(policy, topo, sched, sizes[a], seed + 1000 * a));
+
+  const int ntasks = workloads::total_tasks(w, threads);
+  workloads::SimContext ctx{scenario, topo, sched, arrays, policy, seed, threads,
+                            std::vector<std::uint64_t>(static_cast<std::size_t>(ntasks), 0),
+                            std::vector<char>(static_cast<std::size_t>(ntasks), 0), 0, {}};
 
   std::deque<machine::Task> tasks;  // stable addresses
-  for (int i = 0; i < threads; ++i) {
+  const bool processes = workloads::uses_processes(w);
+  for (int i = 0; i < ntasks; ++i) {
     auto& task = tasks.emplace_back();
     task.id = i;
-    task.process = 0;  // threads of one process
-    task.pinned = scenario.workload.pin == Pinning::Pinned;
-    task.cpu = task.home_cpu = i % topo.cpus();
+    task.process = processes ? i : 0;
+    if (w.type == "custom" && i < threads) task.process = workloads::custom_processes(w.custom, threads)[static_cast<std::size_t>(i)];
+    const int pinned_cpu = i < threads ? workloads::task_cpu(w, i, threads, topo.cpus()) : -1;
+    task.pinned = pinned_cpu >= 0;
+    task.cpu = task.home_cpu = pinned_cpu >= 0 ? pinned_cpu % topo.cpus() : i % topo.cpus();
     auto body = workloads::make_task_body(ctx, i);
     task.actor = &sim.spawn(fmt::format("task{}", i), [&task, body](core::Actor&) { body(task); });
   }
+  // Initial values (custom), set before anyone runs.
+  auto init = workloads::initial_values(w);
+  for (std::size_t s = 0; s < init.size(); ++s) arrays[0]->array().semval[s] = init[s];
 
-  const Tick warmup_end = ns_to_ticks(scenario.warmup_ms * 1e6);
-  const Tick window_end = warmup_end + ns_to_ticks(scenario.duration_ms * 1e6);
-  report::WindowStats stats(topo, kernel.array(), tasks);
-  sim.spawn("timekeeper", [&](core::Actor& self) {
-    self.sleep_until(warmup_end);
-    stats.begin(self.now());
-    self.sleep_until(window_end);
-    stats.end(self.now());
-    sim.stop_all();
-  });
+  report::WindowStats stats(topo, arrays[0]->array(), tasks, &ctx.rounds);
+  // A windowed run ends at warm-up + duration. A run-to-completion workload
+  // ignores both, except custom, whose scripts may block for ever: there
+  // they bound the run. sem-lockunlock is bounded only by a safety cap.
+  constexpr Tick kCompletionCap = 600 * kTicksPerSecond;
+  const bool custom = w.type == "custom";
+  const Tick cap = workloads::runs_to_completion(w, threads) && !custom
+                       ? kCompletionCap
+                       : ns_to_ticks((scenario.warmup_ms + scenario.duration_ms) * 1e6);
+  if (workloads::runs_to_completion(w, threads)) {
+    // The run is the window: from the start (or the parent's SETALL) to the end.
+    stats.begin(0);
+    bool completed = false;
+    ctx.on_complete = [&](Tick start, Tick end) {
+      stats.rebase(start);
+      stats.end(end);
+      completed = true;
+      sim.stop_all();
+    };
+    sim.spawn("watchdog", [&](core::Actor& self) {
+      // Custom scripts end when every task has finished; a run that blocks
+      // for ever stops at warmup_ms + duration_ms and says so.
+      while (!completed && self.now() < cap) {
+        if (w.type == "custom" && ctx.finished >= threads) {
+          stats.end(self.now());
+          completed = true;
+          break;
+        }
+        self.sleep_until(std::min(cap, self.now() + (custom ? 10 * kTicksPerUs : kTicksPerMs)));
+      }
+      if (!completed) stats.end(self.now());
+      stats.set_completed(completed);
+      sim.stop_all();
+    });
+  } else {
+    const Tick warmup_end = ns_to_ticks(scenario.warmup_ms * 1e6);
+    sim.spawn("timekeeper", [&](core::Actor& self) {
+      self.sleep_until(warmup_end);
+      stats.begin(self.now());
+      self.sleep_until(cap);
+      stats.end(self.now());
+      sim.stop_all();
+    });
+  }
   sim.run();
-  return stats.to_json();
+  Json point = stats.to_json();
+  const auto figure = workloads::own_figure(w);
+  if (!figure.empty()) {
+    const double window = point["window_s"].get<double>();
+    const double rounds = point["rounds_total"].get<double>();
+    if (figure == "per_loop_us")
+      point[figure] = rounds > 0 ? window * 1e6 / rounds : 0.0;
+    else if (figure == "latency_us")
+      point[figure] = rounds > 0 ? window * 1e6 / rounds : 0.0;  // one-way: each call is one pass
+    else if (figure == "shared_memory_ops_per_s")
+      point[figure] = window > 0 ? rounds / window : 0.0;  // rounds count aim9 "operations"
+    else
+      point[figure] = window > 0 ? rounds / window : 0.0;
+  }
+  return point;
 }
 
 }  // namespace semsim::driver

@@ -12,9 +12,19 @@ std::vector<WindowStats::TaskSnap> WindowStats::snapshot() const {
   return out;
 }
 
+namespace {
+std::uint64_t sum(const std::vector<std::uint64_t>* v) {
+  std::uint64_t n = 0;
+  if (v != nullptr)
+    for (auto x : *v) n += x;
+  return n;
+}
+}  // namespace
+
 void WindowStats::begin(Tick now) {
   start_ = now;
   at_start_ = snapshot();
+  rounds_at_start_ = sum(rounds_);
   for (const auto* line : sma_.lines()) const_cast<machine::CacheLine*>(line)->reset_stats();
   sma_.array_lock->reset_stats();
   for (auto& l : sma_.sem_locks) l->reset_stats();
@@ -23,6 +33,7 @@ void WindowStats::begin(Tick now) {
 void WindowStats::end(Tick now) {
   stop_ = now;
   at_end_ = snapshot();
+  rounds_at_end_ = sum(rounds_);
 }
 
 namespace {
@@ -56,6 +67,8 @@ Json WindowStats::to_json() const {
   Json point;
   point["ops_per_s"] = window_s > 0 ? static_cast<double>(total) / window_s : 0.0;
   point["ops_total"] = total;
+  point["rounds_total"] = rounds_at_end_ - rounds_at_start_;
+  point["completed"] = completed_;
   // Every semop the run simulated, warm-up included: the work the benchmark divides wall time by.
   std::uint64_t simulated = 0;
   for (const auto& b : at_end_) simulated += b.semops;

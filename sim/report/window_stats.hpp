@@ -15,10 +15,15 @@ namespace semsim::report {
 
 class WindowStats {
  public:
-  WindowStats(const machine::Topology& topo, ipc::SemArray& sma, const std::deque<machine::Task>& tasks)
-      : topo_(topo), sma_(sma), tasks_(tasks) {}
+  WindowStats(const machine::Topology& topo, ipc::SemArray& sma,
+              const std::deque<machine::Task>& tasks, const std::vector<std::uint64_t>* rounds)
+      : topo_(topo), sma_(sma), tasks_(tasks), rounds_(rounds) {}
   void begin(Tick now);
+  // Moves the window's start without a new snapshot (a run-to-completion
+  // workload that starts its clock after setting up).
+  void rebase(Tick start) { start_ = start; }
   void end(Tick now);
+  void set_completed(bool c) { completed_ = c; }
   Json to_json() const;
 
  private:
@@ -30,6 +35,9 @@ class WindowStats {
   const machine::Topology& topo_;
   ipc::SemArray& sma_;
   const std::deque<machine::Task>& tasks_;
+  const std::vector<std::uint64_t>* rounds_;
+  std::uint64_t rounds_at_start_ = 0, rounds_at_end_ = 0;
+  bool completed_ = true;
   Tick start_ = 0, stop_ = 0;
   std::vector<TaskSnap> at_start_, at_end_;
   std::vector<machine::LockStats> locks_at_end_;

@@ -1,14 +1,152 @@
 #include "workloads/workload.hpp"
 
+#include <cerrno>
+
+#include "workloads/workload_defs.hpp"
+
 namespace semsim::workloads {
 
-TaskBody semop_multi_body(const SimContext& ctx, int index);
+namespace {
 
-TaskBody make_task_body(const SimContext& ctx, int index) {
-  // Only semop-multi so far; parse_scenario() rejects every other type.
-  return semop_multi_body(ctx, index);
+using machine::Func;
+using machine::InFunc;
+using machine::Task;
+
+// The simulator's view of sembench's ready flags.
+struct SimReady {
+  std::vector<char>* flags;
+  bool take(int worker) {
+    char& f = (*flags)[static_cast<std::size_t>(worker)];
+    if (!f) return false;
+    f = 0;
+    return true;
+  }
+};
+
+// Wall time a task may run ahead of the simulated clock without a
+// synchronisation point (a lock attempt or a sleep): bounds how far a task
+// doing only user-space work gets ahead of the others. An assumption of the
+// executor, small next to any benchmark loop.
+constexpr Tick kSyncQuantum = 2 * kTicksPerUs;
+
+// User-space work after a call, charged from the machine model.
+void charge_user_work(const SimContext& ctx, Task& t, const Step& s) {
+  const auto& p = ctx.topo.params();
+  InFunc in(t, Func::User);
+  Tick work = p.user_loop_iteration;
+  work += static_cast<Tick>(s.delay_rounds) * p.bubble_sort_round;
+  work += s.busy_loops * p.user_loop_iteration;
+  work += ns_to_ticks(p.memcpy_byte_ns * s.memcpy_bytes);
+  work += s.think_ns * kTicksPerNs;
+  t.charge(work);
 }
 
-int array_size(const Scenario& scenario) { return scenario.workload.semaphores; }
+// semget()/IPC_RMID of aim9's private array: a syscall and the kernel path;
+// the array is modelled as reused (its lines stay hot in this CPU's cache).
+void charge_array_lifecycle(const SimContext& ctx, Task& t) {
+  const auto& p = ctx.topo.params();
+  InFunc in(t, Func::SyscallEntry);
+  t.charge(p.syscall);
+  InFunc body(t, Func::SysSemtimedop);
+  t.charge(p.semop_kernel_path);
+}
+
+template <class Program>
+void execute(SimContext& ctx, Task& t, int index, Program& program) {
+  Step s;
+  while (program.next(s)) {
+    auto& kernel = *ctx.arrays[static_cast<std::size_t>(s.array)];
+    if (s.announce_ready) {
+      kernel.fence(t);  // worklist_add(): smp_mb() then the flag
+      ctx.ready[static_cast<std::size_t>(index)] = 1;
+    }
+    switch (s.kind) {
+      case StepKind::Semop: {
+        const auto before = t.semops;
+        int r = kernel.semop(t, {s.sops, static_cast<std::size_t>(s.nsops)});
+        // A call that fails with EAGAIN still is a completed semop() call.
+        if (r == -EAGAIN && s.counts_op) ++t.semops;
+        if (!s.counts_op) t.semops = before;
+        break;
+      }
+      case StepKind::SetVal:
+        kernel.setval(t, s.sem, s.value);
+        break;
+      case StepKind::CreateArray:
+      case StepKind::RemoveArray:
+        charge_array_lifecycle(ctx, t);
+        break;
+      case StepKind::UserOnly:
+        break;
+    }
+    ctx.rounds[static_cast<std::size_t>(index)] += static_cast<std::uint64_t>(s.rounds);
+    charge_user_work(ctx, t, s);
+    if (s.kind == StepKind::UserOnly || t.cursor - t.actor->now() > kSyncQuantum) t.sync();
+    ctx.sched.maybe_preempt(t);
+  }
+}
+
+template <class Program>
+TaskBody program_body(SimContext& ctx, int index, std::function<Program()> make) {
+  return [&ctx, index, make](Task& t) {
+    Program program = make();
+    ctx.sched.start(t);
+    execute(ctx, t, index, program);
+    ++ctx.finished;
+    t.sync();
+    ctx.sched.exit(t);
+  };
+}
+
+// sem-lockunlock's parent: SETALL starts the run (and wakes the children that
+// already sleep on their locks), a wait-for-zero on the counter ends it.
+TaskBody lockunlock_parent(SimContext& ctx) {
+  return [&ctx](Task& t) {
+    const auto& lp = ctx.scenario.workload.lockunlock;
+    ctx.sched.start(t);
+    t.sync();
+    const Tick start = t.cursor;
+    auto values = lockunlock_start_values(lp, ctx.threads);
+    auto& kernel = *ctx.arrays[0];
+    kernel.setall(t, values);
+    const auto wait = lockunlock_parent_wait(lp);
+    kernel.semop(t, {&wait, 1});
+    t.sync();
+    ctx.on_complete(start, t.cursor);
+  };
+}
+
+}  // namespace
+
+int total_tasks(const WorkloadSpec& w, int threads) {
+  return threads + extra_tasks(w) + (w.type == "sem-lockunlock" ? 1 : 0);
+}
+
+TaskBody make_task_body(SimContext& ctx, int index) {
+  const auto& w = ctx.scenario.workload;
+  const int threads = ctx.threads;
+  if (w.type == "sem-scalebench")
+    return program_body<ScalebenchProgram>(ctx, index, [&w, index] { return ScalebenchProgram(w.scalebench, index); });
+  if (w.type == "sembench") {
+    if (index >= threads)
+      return program_body<SembenchWakerProgram<SimReady>>(ctx, index, [&ctx, &w, threads] {
+        return SembenchWakerProgram<SimReady>(w.sembench, threads, SimReady{&ctx.ready});
+      });
+    return program_body<SembenchWorkerProgram>(ctx, index, [index] { return SembenchWorkerProgram(index); });
+  }
+  if (w.type == "sem-lockunlock") {
+    if (index >= threads) return lockunlock_parent(ctx);
+    return program_body<LockunlockProgram>(ctx, index,
+                                           [&w, index, threads] { return LockunlockProgram(w.lockunlock, index, threads); });
+  }
+  if (w.type == "lat-sem") return program_body<LatSemProgram>(ctx, index, [index] { return LatSemProgram(index); });
+  if (w.type == "aim9-shm") return program_body<Aim9Program>(ctx, index, [&w] { return Aim9Program(w.aim9); });
+  if (w.type == "custom")
+    return program_body<CustomProgram>(ctx, index, [&w, index] { return CustomProgram(custom_script_of(w.custom, index)); });
+  const auto pattern = parse_semop_multi_pattern(w.pattern);
+  const auto seed = ctx.seed;
+  return program_body<SemopMultiProgram>(
+      ctx, index, [pattern, index, &w, seed] { return SemopMultiProgram(pattern, index, w.semaphores, seed); });
+}
 
 }  // namespace semsim::workloads

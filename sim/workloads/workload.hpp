@@ -1,9 +1,13 @@
-// Simulated workloads: what each task does, as the benchmark's own loop.
-// The definitions shared with the native runner (which semaphore, which
-// sops) live in small headers both sides include.
+// Simulated workloads: each task runs the benchmark's own program (the
+// *_def.hpp task programs that the native runner executes too), here against
+// the simulated kernel, with the user-space work charged from the machine
+// model. One definition per workload, two executors.
 #pragma once
 
+#include <deque>
 #include <functional>
+#include <memory>
+#include <vector>
 
 #include "config/scenario.hpp"
 #include "ipc/sem_kernel.hpp"
@@ -11,20 +15,27 @@
 
 namespace semsim::workloads {
 
+// Everything one run shares: the scenario, the machine, the arrays.
 struct SimContext {
   const Scenario& scenario;
   const machine::Topology& topo;
   machine::Scheduler& sched;
-  ipc::SemKernel& kernel;
+  std::vector<std::unique_ptr<ipc::SemKernel>>& arrays;
+  const ipc::KernelPolicy& policy;
   std::uint64_t seed;
+  int threads;                        // the counted tasks
+  std::vector<std::uint64_t> rounds;  // each task's own-figure counter
+  std::vector<char> ready;            // sembench's worklist flags
+  int finished = 0;                   // tasks whose program ended
+  // Run-to-completion workloads call this when the measured run is over.
+  std::function<void(Tick start, Tick end)> on_complete;
 };
 
 using TaskBody = std::function<void(machine::Task&)>;
 
-// The body of task number `index` for the scenario's workload.
-TaskBody make_task_body(const SimContext& ctx, int index);
-
-// How many semaphores the workload's array has.
-int array_size(const Scenario& scenario);
+// The bodies of the run's tasks: `threads` counted tasks, then the
+// workload's extra ones (sembench's waker, sem-lockunlock's parent).
+int total_tasks(const WorkloadSpec& w, int threads);
+TaskBody make_task_body(SimContext& ctx, int index);
 
 }  // namespace semsim::workloads
