@@ -182,14 +182,15 @@ def plot_compare(comparison: Comparison | Iterable[Mapping[str, Any]], ax: Axes 
 
 def plot_scaling(data: ResultData, *, y: str = "ops_per_s", x: str = "threads", by: str | Sequence[str] = "kernel",
                  facet: str | None = "machine", ax: Axes | None = None, band: bool = True,
-                 title: str | None = None, ylabel: str | None = None) -> Figure:
+                 title: str | None = None, ylabel: str | None = None, logy: bool = False) -> Figure:
     """Scaling curves: ``y`` against ``x``, one line per ``by`` value, one panel per ``facet`` value.
 
     ``data``: a Result (``simulate``, ``measure``, ``sweep``), several, or a frame
     from ``to_frame()``. By default one line per kernel generation and one panel
     per machine (a single panel when there is one machine, or when ``facet=None``:
     the machine then joins the line labels if there are several). With ``band``,
-    the spread over seeds or runs (``<y>_min``..``<y>_max``) is shaded.
+    the spread over seeds or runs (``<y>_min``..``<y>_max``) is shaded. ``logy``: a
+    logarithmic y axis (for generations an order of magnitude apart).
     """
     frame = to_frame(data)
     if frame.empty:
@@ -225,9 +226,12 @@ def plot_scaling(data: ResultData, *, y: str = "ops_per_s", x: str = "threads", 
             _threads_axis(panel, frame[x])
         else:
             panel.set_xlabel(x)
+        if logy:
+            panel.set_yscale("log")
         if y.startswith("ops_per_s"):
             _ops_formatter(panel)
-            panel.set_ylim(bottom=0)
+            if not logy:
+                panel.set_ylim(bottom=0)
         panel.set_ylabel(ylabel or ("semop() calls per second" if y == "ops_per_s" else y))
         panel.grid(True, alpha=0.3)
         panel.legend(fontsize=8)
