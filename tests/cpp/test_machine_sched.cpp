@@ -1,0 +1,297 @@
+// Oracles 4 and 5 of issue 3 (CPU scheduling), and placement:
+//  4. N non-blocking tasks on C < N CPUs give the throughput of C tasks
+//     minus the context-switch overhead of the time-slice arithmetic;
+//  5. ping-pong wakeups cost two wakeup latencies per round trip on two
+//     CPUs, two context switches on one;
+// plus pinned/unpinned placement, newidle pulls and the CPU-time breakdowns.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "machine/scheduler.hpp"
+#include "test_machine_harness.hpp"
+
+namespace semsim {
+namespace {
+
+using machine::CpuCategory;
+using machine::Func;
+using machine::InFunc;
+using machine::Scheduler;
+using machine::Task;
+
+// ------------------------------------------------------------ oracle 4
+
+constexpr double kWorkNs = 1000;     // one loop iteration of pure user work
+constexpr double kSliceNs = 100000;  // time slice (a multiple of the work item)
+constexpr double kSwitchNs = 2000;   // context switch
+
+config::MachineParams sched_machine(int cpus) {
+  auto m = machine_test::uniform_machine(cpus, 100);
+  m.time_slice = ns_to_ticks(kSliceNs);
+  m.context_switch = ns_to_ticks(kSwitchNs);
+  return m;
+}
+
+struct LoopRun {
+  double iterations_per_s = 0;
+  std::vector<machine::CpuBreakdown> cpus;
+  std::vector<machine::CpuBreakdown> tasks;
+  std::vector<std::uint64_t> per_task;
+  std::vector<int> cpu_of_task;
+};
+
+// n never-blocking tasks on `cpus` CPUs; task i has home CPU home(i).
+template <typename Home>
+LoopRun run_loops(int cpus, int n, bool pinned, Home home) {
+  const auto params = sched_machine(cpus);
+  machine::Topology topo(params);
+  Scheduler sched(topo);
+  const Tick warmup = ns_to_ticks(1e6), end = warmup + ns_to_ticks(20e6);
+  LoopRun out;
+  out.per_task.assign(static_cast<std::size_t>(n), 0);
+  machine_test::TaskSet set;
+  for (int i = 0; i < n; ++i) {
+    auto& task = set.add(
+        home(i),
+        [&, i](Task& t) {
+          sched.start(t);
+          for (;;) {
+            {
+              InFunc in(t, Func::User);
+              t.charge(ns_to_ticks(kWorkNs));
+            }
+            if (t.cursor > warmup && t.cursor <= end) ++out.per_task[static_cast<std::size_t>(i)];
+            sched.maybe_preempt(t);
+            t.sync();  // let simulated time pass (a task that never syncs never yields to the
+                       // others)
+          }
+        },
+        pinned);
+    (void)task;
+  }
+  std::vector<machine::FuncTimes> cpu_at_start, task_at_start;
+  set.sim.spawn("window", [&](core::Actor& self) {
+    self.sleep_until(warmup);
+    for (int c = 0; c < cpus; ++c) cpu_at_start.push_back(sched.cpu(c).time);
+    for (const auto& t : set.tasks) task_at_start.push_back(t.time);
+    self.sleep_until(end);
+    // Charges made ahead of the window's end (a cursor past it) are cut
+    // off by measuring over the work counted, below; the breakdowns are of
+    // what was charged during the window's simulated time.
+    for (int c = 0; c < cpus; ++c) {
+      machine::FuncTimes d{};
+      for (std::size_t f = 0; f < d.size(); ++f)
+        d[f] = sched.cpu(c).time[f] - cpu_at_start[static_cast<std::size_t>(c)][f];
+      out.cpus.push_back(machine::breakdown_of(d, end - warmup));
+    }
+    for (std::size_t i = 0; i < set.tasks.size(); ++i) {
+      machine::FuncTimes d{};
+      for (std::size_t f = 0; f < d.size(); ++f) d[f] = set.tasks[i].time[f] - task_at_start[i][f];
+      out.tasks.push_back(machine::breakdown_of(d, end - warmup));
+      out.cpu_of_task.push_back(set.tasks[i].cpu);
+    }
+    set.sim.stop_all();
+  });
+  set.sim.run();
+  std::uint64_t total = 0;
+  for (auto c : out.per_task) total += c;
+  out.iterations_per_s = static_cast<double>(total) / ticks_to_seconds(end - warmup);
+  return out;
+}
+
+// The time-slice arithmetic: on every CPU, each slice of T of work is
+// followed by one context switch (cs, half charged out, half in) and the
+// atomic on the CPU's own runqueue lock taken by schedule(). The work item
+// divides the slice, so a slice is exactly T.
+double switch_overhead_fraction(const config::MachineParams& m) {
+  const double t = ticks_to_ns(m.time_slice), cs = ticks_to_ns(m.context_switch),
+               rq = ticks_to_ns(m.atomic_rmw);
+  return (cs + rq) / (t + cs + rq);
+}
+
+TEST(MachineSchedOracle, OversubscriptionCostsExactlyTheSwitchesOfTheTimeSlices) {
+  constexpr int kCpus = 4;
+  const auto params = sched_machine(kCpus);
+  const double overhead = switch_overhead_fraction(params);
+  auto own_cpu = [](int i) { return i % kCpus; };
+  const auto base = run_loops(kCpus, kCpus, true, own_cpu);
+  EXPECT_NEAR(base.iterations_per_s, kCpus * 1e9 / kWorkNs, 1e-4 * base.iterations_per_s);
+  for (int per_cpu : {2, 3, 8}) {
+    for (bool pinned : {true, false}) {
+      SCOPED_TRACE(std::to_string(per_cpu) + " tasks per CPU, " + (pinned ? "pinned" : "unpinned"));
+      const auto run = run_loops(kCpus, per_cpu * kCpus, pinned, own_cpu);
+      // Same total throughput as C tasks, less exactly the switch overhead
+      // (to the granularity of counting whole work items: 1e-3).
+      EXPECT_NEAR(run.iterations_per_s / base.iterations_per_s, 1 - overhead, 1e-3);
+      for (const auto& cpu : run.cpus) {
+        EXPECT_NEAR(cpu.share(CpuCategory::ContextSwitch), overhead, 2e-3);
+        EXPECT_NEAR(cpu.share(CpuCategory::User), 1 - overhead, 2e-3);
+        EXPECT_NEAR(cpu.idle_share(), 0.0, 2e-3);
+      }
+      // Fair: every task gets 1/per_cpu of a CPU, to within one slice.
+      for (const auto& t : run.tasks)
+        EXPECT_NEAR(t.share(CpuCategory::User), (1 - overhead) / per_cpu, 0.01);
+    }
+  }
+}
+
+TEST(MachineSched, PinnedStaysUnpinnedSpreadsOverIdleCpus) {
+  // Eight tasks that all name CPU 0 as home, on four CPUs.
+  auto cpu0 = [](int) { return 0; };
+  const auto pinned = run_loops(4, 8, true, cpu0);
+  const auto unpinned = run_loops(4, 8, false, cpu0);
+  for (int c : pinned.cpu_of_task) EXPECT_EQ(c, 0);
+  EXPECT_NEAR(pinned.cpus[1].idle_share(), 1.0, 1e-9);
+  std::vector<int> per_cpu(4, 0);
+  for (int c : unpinned.cpu_of_task) ++per_cpu[static_cast<std::size_t>(c)];
+  EXPECT_EQ(per_cpu, (std::vector<int>{2, 2, 2, 2}));
+  EXPECT_NEAR(unpinned.iterations_per_s / pinned.iterations_per_s, 4.0, 0.01);
+}
+
+TEST(MachineSched, AnIdleCpuPullsAnUnpinnedTaskFromALongQueue) {
+  // Two CPUs, four loopers placed two per CPU (tasks 1 and 3 on CPU 1).
+  // Tasks 1 and 3 stop after 0.5 ms: CPU 1 goes idle while CPU 0 still has
+  // a task waiting. Unpinned, CPU 1 pulls it (newidle balance); pinned, it
+  // stays idle.
+  for (bool pinned : {false, true}) {
+    SCOPED_TRACE(pinned ? "pinned" : "unpinned");
+    const auto params = sched_machine(2);
+    machine::Topology topo(params);
+    Scheduler sched(topo);
+    machine_test::TaskSet set;
+    const Tick stop_early = ns_to_ticks(500000), end = ns_to_ticks(5e6);
+    for (int i = 0; i < 4; ++i)
+      set.add(
+          i % 2,
+          [&, i](Task& t) {
+            sched.start(t);
+            while (i % 2 == 0 || t.cursor < stop_early) {
+              t.charge(ns_to_ticks(kWorkNs));
+              sched.maybe_preempt(t);
+              t.sync();
+            }
+            sched.exit(t);
+          },
+          pinned);
+    set.stop_at(end);
+    set.sim.run();
+    std::uint64_t migrations = 0;
+    for (const auto& t : set.tasks) migrations += t.migrations;
+    const auto cpu1 = sched.cpu_breakdown(1, end);
+    if (pinned) {
+      EXPECT_EQ(migrations, 0U);
+      EXPECT_NEAR(cpu1.idle_share(), 0.9, 0.01);
+    } else {
+      EXPECT_EQ(migrations, 1U);
+      EXPECT_LT(cpu1.idle_share(), 0.01);
+    }
+  }
+}
+
+// ------------------------------------------------------------ oracle 5
+
+struct PingPong {
+  Tick round_trip = 0;
+  machine::CpuBreakdown cpu0;
+  std::uint64_t switches = 0;
+};
+
+// A wakes B and blocks; B, woken, wakes A and blocks; `rounds` times. The
+// round trip is measured between A's successive wake-ups of B in steady state.
+PingPong ping_pong(int cpu_a, int cpu_b, int cpus) {
+  constexpr int kRounds = 50;
+  const auto params = sched_machine(cpus);
+  machine::Topology topo(params);
+  Scheduler sched(topo);
+  machine_test::TaskSet set;
+  std::vector<Tick> a_wakes;
+  Task* a = nullptr;
+  Task* b = nullptr;
+  b = &set.add(cpu_b, [&](Task& t) {
+    sched.start(t);
+    sched.block(t);  // wait for the first ping
+    for (int r = 0; r < kRounds; ++r) {
+      sched.wake(t, *a);
+      if (r + 1 < kRounds) sched.block(t);
+    }
+    sched.exit(t);
+  });
+  a = &set.add(cpu_a, [&](Task& t) {
+    sched.start(t);
+    t.idle_until(ns_to_ticks(20000));
+    t.sync();  // B has blocked by now
+    for (int r = 0; r < kRounds; ++r) {
+      a_wakes.push_back(t.cursor);
+      sched.wake(t, *b);
+      sched.block(t);
+    }
+    sched.exit(t);
+  });
+  set.sim.run();
+  PingPong out;
+  // Steady state: skip the first rounds (cold runqueue lines).
+  out.round_trip = (a_wakes.back() - a_wakes[10]) / static_cast<Tick>(a_wakes.size() - 11);
+  EXPECT_EQ((a_wakes.back() - a_wakes[10]) % static_cast<Tick>(a_wakes.size() - 11), 0)
+      << "not periodic";
+  out.cpu0 = sched.cpu_breakdown(0, a_wakes.back() - a_wakes.front());
+  out.switches = a->voluntary_switches + b->voluntary_switches;
+  return out;
+}
+
+TEST(MachineSchedOracle, PingPongOnTwoCpusCostsTwoWakeupLatencies) {
+  const auto m = sched_machine(2);
+  const auto r = ping_pong(0, 1, 2);
+  // One wakeup, waker to wakee running: try_to_wake_up takes the remote
+  // runqueue's lock (a transfer of its line from the wakee's CPU, and the
+  // atomic), costs the waker wakeup_waker, then IPI + idle exit + switch in
+  // (wakeup_latency). Nothing else is on the critical path: each side's own
+  // schedule() happens while the other is being woken.
+  const Tick wakeup = m.lat_same_die + m.atomic_rmw + m.wakeup_waker + m.wakeup_latency;
+  EXPECT_EQ(r.round_trip, 2 * wakeup);
+  EXPECT_EQ(r.switches, 100U);  // B's first wait, then 49 + 50
+}
+
+TEST(MachineSchedOracle, PingPongOnOneCpuCostsTwoContextSwitches) {
+  const auto m = sched_machine(1);
+  const auto r = ping_pong(0, 0, 1);
+  // One CPU: each half is the waker's try_to_wake_up (its own runqueue's
+  // lock, already in its cache: one atomic, plus wakeup_waker), then its
+  // schedule() (the lock again, and the switch: context_switch in all). No
+  // wakeup latency: the wakee runs as soon as the waker switches out.
+  const Tick half = m.atomic_rmw + m.wakeup_waker + m.atomic_rmw + m.context_switch;
+  EXPECT_EQ(r.round_trip, 2 * half);
+  // The CPU is never idle, and two context switches per round trip show in its breakdown.
+  EXPECT_NEAR(r.cpu0.idle_share(), 0.0, 0.01);
+  const double cs_share =
+      static_cast<double>(2 * (m.context_switch + m.atomic_rmw)) / static_cast<double>(2 * half);
+  EXPECT_NEAR(r.cpu0.share(CpuCategory::ContextSwitch), cs_share, 0.02);
+}
+
+TEST(MachineSched, WakingATaskThatHasNotBlockedYetIsNotLost) {
+  const auto params = sched_machine(2);
+  machine::Topology topo(params);
+  Scheduler sched(topo);
+  machine_test::TaskSet set;
+  Task* sleeper = nullptr;
+  bool returned = false;
+  sleeper = &set.add(0, [&](Task& t) {
+    sched.start(t);
+    t.idle_until(ns_to_ticks(10000));
+    t.sync();  // the waker has already called wake() on us
+    sched.block(t);
+    returned = true;
+    sched.exit(t);
+  });
+  set.add(1, [&](Task& t) {
+    sched.start(t);
+    sched.wake(t, *sleeper);  // we are still running: try_to_wake_up finds TASK_RUNNING
+    sched.exit(t);
+  });
+  set.sim.run();
+  EXPECT_TRUE(returned);
+  EXPECT_EQ(sleeper->voluntary_switches, 0U);
+}
+
+}  // namespace
+}  // namespace semsim
