@@ -199,11 +199,30 @@ def t3_evaluate(results: list[dict[str, Any]]) -> tuple[list[Check], list[str]]:
 
 
 # --- Target 4: swingbench-like contention, seed 001 --------------------------------------------------
+# Assumption (stated in the report): a DSS user is on a CPU about 10 % of the
+# time, so 100/400/800 users keep 10/40/80 tasks runnable on the 24 CPUs.
+SWINGBENCH_DUTY = 0.10
+
+
+def _swingbench_workload(tasks: int) -> dict[str, Any]:
+    """Users doing simple post/wait pairs on their own semaphore, with user
+    work between calls, and one semctl-like global-lock operation (a 2-sop
+    op, which takes the array lock as semctl_main does) every 20 calls."""
+    scripts = []
+    for t in range(tasks):
+        s = t % 256
+        simple = [{"sops": [[s, 1]], "think_ns": 2000}, {"sops": [[s, -1]], "think_ns": 2000}]
+        glob = [{"sops": [[s, 1], [s, -1]], "think_ns": 2000}]
+        scripts.append({"ops": simple * 9 + glob, "repeat": 0, "process": "own"})
+    return {"type": "custom", "semaphores": 256, "tasks": scripts, "pin": "unpinned"}
+
+
 def t4_scenarios(s: Settings) -> list[dict[str, Any]]:
     docs = []
     for kernel in ["global_lock", "per_sem_lock"]:
         for users in SEED001_SWINGBENCH["users"]:
-            docs.append(_doc("xeon-24", kernel, {"type": "swingbench-mix", "semaphores": 256}, users, s))
+            tasks = max(1, round(users * SWINGBENCH_DUTY))
+            docs.append(_doc("xeon-24", kernel, _swingbench_workload(tasks), tasks, s))
     return docs
 
 
@@ -232,7 +251,10 @@ def t4_evaluate(results: list[dict[str, Any]]) -> tuple[list[Check], list[str]]:
 # The 3.11 change, and its parts as what-if kernels on per_sem_lock.
 OTIME_KERNELS = [
     ("3.10 per_sem_lock", "per_sem_lock"),
-    ("+ per-sem sem_otime only", {"base": "per_sem_lock", "otime": "per_sem"}),
+    # sem_otime moved into struct sem makes it 56 bytes: without the 3.11
+    # alignment, semaphores still straddle and share lines.
+    ("+ per-sem sem_otime only (56-byte struct sem)",
+     {"base": "per_sem_lock", "otime": "per_sem", "sem_layout": "unaligned56"}),
     ("+ aligned struct sem only", {"base": "per_sem_lock", "sem_layout": "aligned64"}),
     ("3.11 moved_otime", "moved_otime"),
 ]
