@@ -38,6 +38,33 @@ void WindowStats::end(Tick now) {
 
 namespace {
 
+// The canonical call path of each function, perf-style (outermost first), for
+// the folded stacks flamegraph tools read. The model attributes time to the
+// innermost function only, so each function has one path; the spinlock's
+// caller follows the generation (ipc_lock() in <= 3.9, sem_lock() after).
+std::string stack_of(machine::Func f, bool global_lock_protocol) {
+  const std::string sys = "entry_SYSCALL_64;do_semtimedop";
+  const std::string lock_caller = global_lock_protocol ? sys + ";ipc_lock" : sys + ";sem_lock";
+  switch (f) {
+    case machine::Func::User: return "[user]";
+    case machine::Func::SyscallEntry: return "entry_SYSCALL_64";
+    case machine::Func::SysSemtimedop: return sys;
+    case machine::Func::IpcObtain: return sys + (global_lock_protocol ? ";ipc_lock" : ";ipc_obtain_object_check");
+    case machine::Func::SemLock: return sys + ";sem_lock";
+    case machine::Func::RawSpinLock: return lock_caller + ";_raw_spin_lock";
+    case machine::Func::PerformAtomic: return sys + ";perform_atomic_semop";
+    case machine::Func::DoSmartUpdate: return sys + ";do_smart_update";
+    case machine::Func::SemUnlock: return sys + ";sem_unlock;_raw_spin_unlock";
+    case machine::Func::Wakeup: return sys + ";wake_up_sem_queue_do;try_to_wake_up";
+    case machine::Func::Schedule: return sys + ";schedule";
+    case machine::Func::RawReadLock: return sys + ";sem_lock;_raw_read_lock";
+    case machine::Func::RawWriteLock: return sys + ";sem_lock;_raw_write_lock";
+    case machine::Func::RawRwUnlock: return sys + ";sem_unlock;_raw_read_unlock";
+    case machine::Func::Count: break;
+  }
+  return "?";
+}
+
 Json lock_json(const std::string& name, const machine::LockStats& s) {
   auto per = [&](Tick t) { return s.acquisitions ? ticks_to_ns(t) / static_cast<double>(s.acquisitions) : 0.0; };
   return {{"lock", name},
@@ -99,7 +126,10 @@ Json WindowStats::to_json() const {
   std::stable_sort(order.begin(), order.end(), [](auto& x, auto& y) { return x.first > y.first; });
   for (auto [t, f] : order) {
     if (t == 0) continue;
-    profile.push_back({{"function", machine::func_name(static_cast<machine::Func>(f))},
+    const auto func = static_cast<machine::Func>(f);
+    profile.push_back({{"function", machine::func_name(func)},
+                       {"stack", stack_of(func, sma_.policy.sem_lock == ipc::LockProtocol::GlobalLock)},
+                       {"cpu_ns", ticks_to_ns(t)},
                        {"share", busy ? static_cast<double>(t) / static_cast<double>(busy) : 0.0}});
   }
   point["profile"] = profile;
