@@ -344,3 +344,61 @@ def write_report(results: list[TargetResult], out_dir: Path, settings: Settings)
     path = out_dir / "reproduce.md"
     path.write_text("\n".join(lines))
     return path
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text.replace("%", "").replace("x", "").replace("+", "").replace(",", "").strip())
+    except ValueError:
+        return None
+
+
+def write_plots(results: list[TargetResult], out_dir: Path) -> list[Path]:
+    """One PNG per target: published against predicted for every numeric check."""
+    from matplotlib.figure import Figure
+
+    paths = []
+    for r in results:
+        pairs = [(c.what, _number(c.published), _number(c.predicted), c.passed) for c in r.checks]
+        pairs = [p for p in pairs if p[2] is not None]
+        if not pairs:
+            continue
+        fig = Figure(figsize=(9, 0.35 * len(pairs) + 1.5))
+        ax = fig.add_subplot(1, 1, 1)
+        ys = list(range(len(pairs)))
+        ax.barh([y + 0.2 for y in ys], [p[2] for p in pairs], height=0.4, label="predicted",
+                color=["tab:green" if p[3] else ("tab:red" if p[3] is False else "tab:blue") for p in pairs])
+        ax.barh([y - 0.2 for y in ys], [p[1] if p[1] is not None else 0 for p in pairs], height=0.4,
+                label="published", color="tab:gray")
+        ax.set_yticks(ys, [p[0] for p in pairs], fontsize=7)
+        ax.invert_yaxis()
+        ax.set_title(r.target.title + " (green pass, red miss, blue prediction)", fontsize=9)
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        path = out_dir / f"reproduce-{r.target.name}.png"
+        fig.savefig(path, dpi=100)
+        paths.append(path)
+    return paths
+
+
+def main(out_dir: str = "report", duration_ms: float = 20.0, seeds: int = 3,
+         only: list[str] | None = None, workers: int | None = None) -> int:
+    """`semsim reproduce`: run every target, print the checks, write the report."""
+    import sys
+    import time
+
+    settings = Settings(duration_ms=duration_ms, warmup_ms=max(0.5, duration_ms / 10), seeds=seeds)
+    start = time.perf_counter()
+    results = reproduce(settings, only, workers)
+    out = Path(out_dir)
+    path = write_report(results, out, settings)
+    write_plots(results, out)
+    passed = sum(1 for r in results for c in r.checks if c.passed)
+    missed = sum(1 for r in results for c in r.checks if c.passed is False)
+    for r in results:
+        print(f"{r.target.title}: " + (r.error or ", ".join(
+            f"{'pass' if c.passed else 'MISS' if c.passed is False else 'pred'}" for c in r.checks)),
+            file=sys.stderr)
+    print(f"{passed} checks pass, {missed} miss; report {path} "
+          f"({time.perf_counter() - start:.1f} s)", file=sys.stderr)
+    return 0
