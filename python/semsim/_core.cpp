@@ -12,6 +12,7 @@
 #include "core/floor.hpp"
 #include "driver/simulate.hpp"
 #include "ipc/kernel_policy.hpp"
+#include "native/calibrate.hpp"
 #include "native/native_runner.hpp"
 
 namespace py = pybind11;
@@ -119,4 +120,19 @@ PYBIND11_MODULE(_core, m) {
       py::arg("actors") = 64, py::arg("iterations") = 20000,
       "Wall seconds per sleep_for() of a bare SimGrid actor loop (the speed floor).");
   m.def("cleanup_native", [] { return semsim::native::cleanup_leftovers(); });
+  m.def(
+      "calibrate",
+      [](const std::string& out_path, bool quick) {
+        std::string text;
+        {
+          py::gil_scoped_release release;
+          text = semsim::native::calibrate_to_file(out_path, quick);
+        }
+        return text;
+      },
+      py::arg("out_path") = "", py::arg("quick") = false,
+      "Measures this host with the calibration probes (sim/native/calibrate.hpp) and returns the "
+      "machine model (cpu_models format) as JSON text; writes it to out_path too unless it is \"\" "
+      "(the model's name is the file's stem, else \"host\"). quick: fewer, shorter repeats (a few "
+      "seconds).");
 }

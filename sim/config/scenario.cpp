@@ -8,6 +8,8 @@
 #include "config/json_fields.hpp"
 #include "config/kernel_config.hpp"
 #include "core/errors.hpp"
+#include "ipc/sembuf.hpp"
+#include "workloads/lat_sem_def.hpp"
 
 namespace semsim {
 
@@ -22,25 +24,208 @@ namespace {
 constexpr int kMaxThreads = 4096;
 constexpr int kMaxSemaphores = 32000;  // SEMMSL default
 
-const std::vector<std::string> kScenarioFields = {"name",        "machine",   "kernel",
-                                                  "workload",    "threads",   "duration_ms",
-                                                  "warmup_ms",   "seed",      "repeats",
-                                                  "description"};
+const std::vector<std::string> kScenarioFields = {"name",    "machine",     "kernel",    "workload",
+                                                  "threads", "duration_ms", "warmup_ms", "seed",
+                                                  "repeats", "description"};
 
 struct WorkloadInfo {
   std::string type;
   std::string description;
-  std::vector<std::string> fields;
+  std::vector<std::string> fields;  // allowed keys of the workload object, "type" included
+  Pinning default_pin;
 };
 
+// The workload table: every workload the scenario format knows, its fields, and the
+// benchmark's own pinning default. Field meanings and the exact per-iteration logic are
+// in sim/workloads/<workload>_def.hpp.
 const std::vector<WorkloadInfo>& workload_table() {
   static const std::vector<WorkloadInfo> table = {
       {"semop-multi",
        "N threads, M semaphores in one array, +1 then -1 on one semaphore per iteration, never "
        "sleeps (Rik van Riel, 2013)",
-       {"type", "semaphores", "pattern", "pin"}},
+       {"type", "semaphores", "pattern", "pin"},
+       Pinning::Pinned},
+      {"sem-scalebench",
+       "ipcscale sem-scalebench: mode 1 wait-for-zero, 2 ping-pong in pairs (complex_every: "
+       "2-sop ops), 4 complex no-wait; get_cpunr placement (Manfred Spraul, 2014-2016)",
+       {"type", "mode", "threads_per_core", "interleave", "delay", "distance", "complex_every",
+        "max_cpus", "pin"},
+       Pinning::Pinned},
+      {"sem-lockunlock",
+       "osim / ipcscale sem-lockunlock: forked tasks lock/unlock semaphore i mod S with busy "
+       "loops, started by SETALL, runs until `loops` are done (duration_ms does not apply)",
+       {"type", "semaphores", "loops", "busy_in", "busy_out", "pin"},
+       Pinning::Unpinned},
+      {"aim9-shm",
+       "AIM9 shared_memory: each process creates a private semaphore and does `loops` x "
+       "{-1, memcpy, +1, -1, memcpy, +1} per call; uncontended",
+       {"type", "loops", "pin"},
+       Pinning::Unpinned},
+      {"lat-sem",
+       "lmbench lat_sem: two processes ping-pong with 2-sop complex ops (threads must be 2)",
+       {"type", "pin"},
+       Pinning::Unpinned},
+      {"sembench",
+       "sembench (Oracle 2007): worker threads sleep on -1, a waker thread posts batches of up "
+       "to wake_batch (<= 64) +1 sops to up to wake_num ready workers",
+       {"type", "wake_num", "wake_batch", "pin"},
+       Pinning::Pinned},
+      {"custom",
+       "per-task op scripts: tasks[i mod len] gives each task its semop calls, think time and "
+       "repeat count; scripts sharing a `process` id are threads of one process (SEM_UNDO)",
+       {"type", "semaphores", "initial", "tasks", "pin"},
+       Pinning::Unpinned},
   };
   return table;
+}
+
+constexpr int kMaxSops = ipc::kSemopmDefault;  // sops per call a scenario may ask for
+
+int int_field(const Json& w, const std::string& key, std::int64_t lo, std::int64_t hi,
+              int fallback) {
+  if (!w.contains(key)) return fallback;
+  return static_cast<int>(as_int(w[key], "workload." + key, lo, hi));
+}
+
+std::int64_t long_field(const Json& w, const std::string& key, std::int64_t lo, std::int64_t hi,
+                        std::int64_t fallback) {
+  if (!w.contains(key)) return fallback;
+  return as_int(w[key], "workload." + key, lo, hi);
+}
+
+void parse_scalebench(const Json& w, WorkloadSpec& spec) {
+  auto& p = spec.scalebench;
+  if (w.contains("mode")) {
+    const Json& m = w["mode"];
+    const bool ok = m.is_number_integer() && !m.is_boolean() &&
+                    (m.get<int>() == 1 || m.get<int>() == 2 || m.get<int>() == 4);
+    if (!ok)
+      fail("workload.mode",
+           fmt::format("must be 1 (wait-for-zero), 2 (ping-pong) or 4 (complex no-wait), got {}",
+                       m.dump()));
+    p.mode = m.get<int>();
+  }
+  p.threads_per_core = int_field(w, "threads_per_core", 1, 4096, 1);
+  p.interleave = int_field(w, "interleave", 1, 4096, 1);
+  p.delay = int_field(w, "delay", 0, 1'000'000, 0);
+  p.distance = int_field(w, "distance", 1, kMaxSemaphores, 1);
+  p.complex_every = int_field(w, "complex_every", 0, 1'000'000, 0);
+  p.max_cpus = int_field(w, "max_cpus", 1, 4096, 0);
+  if (p.complex_every > 0 && p.mode != 2)
+    fail("workload.complex_every",
+         fmt::format("applies to mode 2 (ping-pong) only; this workload has mode {}; remove the "
+                     "field or set it to 0",
+                     p.mode));
+}
+
+void parse_lockunlock(const Json& w, WorkloadSpec& spec) {
+  auto& p = spec.lockunlock;
+  // One more semaphore (the completion counter) must fit the array.
+  p.semaphores = int_field(w, "semaphores", 1, kMaxSemaphores - 1, 1);
+  p.loops = long_field(w, "loops", 1, 1'000'000'000'000LL, p.loops);
+  p.busy_in = long_field(w, "busy_in", 0, 1'000'000'000LL, 0);
+  p.busy_out = long_field(w, "busy_out", 0, 1'000'000'000LL, 0);
+  spec.semaphores = p.semaphores;
+}
+
+int parse_sem_flags(const Json& v, const std::string& path) {
+  if (v.is_string()) {
+    const std::string text = v.get<std::string>();
+    if (text.empty() || text == "0") return 0;
+    if (text == "nowait") return ipc::kIpcNowait;
+    if (text == "undo") return ipc::kSemUndo;
+    if (text == "nowait|undo" || text == "undo|nowait") return ipc::kIpcNowait | ipc::kSemUndo;
+    fail(path,
+         fmt::format("unknown flags \"{}\"; allowed: 0, \"nowait\", \"undo\", \"nowait|undo\", "
+                     "or the integers 0, 2048 (IPC_NOWAIT), 4096 (SEM_UNDO), 6144",
+                     text));
+  }
+  const auto flags = as_int(v, path, 0, ipc::kIpcNowait | ipc::kSemUndo);
+  if ((flags & ~static_cast<std::int64_t>(ipc::kIpcNowait | ipc::kSemUndo)) != 0)
+    fail(path, fmt::format("must be 0, 2048 (IPC_NOWAIT), 4096 (SEM_UNDO) or 6144 (both), or "
+                           "\"nowait\", \"undo\", \"nowait|undo\"; got {}",
+                           v.dump()));
+  return static_cast<int>(flags);
+}
+
+workloads::CustomScript parse_custom_script(const Json& t, const std::string& path, int nsems) {
+  config::reject_unknown_keys(t, path, {"ops", "repeat", "process", "cpu"});
+  workloads::CustomScript script;
+  const Json& ops = config::require(t, path, "ops");
+  if (!ops.is_array() || ops.empty())
+    fail(path + ".ops",
+         "must be a non-empty list of {\"sops\": [[num, op, flags], ...], "
+         "\"think_ns\": N}");
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const std::string op_path = fmt::format("{}.ops[{}]", path, i);
+    const Json& o = ops[i];
+    config::reject_unknown_keys(o, op_path, {"sops", "think_ns"});
+    workloads::CustomOp op;
+    const Json& sops = config::require(o, op_path, "sops");
+    if (!sops.is_array() || sops.empty() || sops.size() > static_cast<std::size_t>(kMaxSops))
+      fail(op_path + ".sops",
+           fmt::format("must be a list of 1 to {} (SEMOPM) operations [num, op, flags]", kMaxSops));
+    for (std::size_t k = 0; k < sops.size(); ++k) {
+      const std::string sp = fmt::format("{}.sops[{}]", op_path, k);
+      const Json& b = sops[k];
+      if (!b.is_array() || b.size() < 2 || b.size() > 3)
+        fail(sp,
+             "must be [num, op] or [num, op, flags]: semaphore number, value to add "
+             "(negative: take, 0: wait for zero), flags");
+      ipc::Sembuf sb;
+      sb.sem_num = static_cast<int>(as_int(b[0], sp + "[0] (num)", 0, nsems - 1));
+      sb.sem_op = static_cast<int>(as_int(b[1], sp + "[1] (op)", -ipc::kSemvmx, ipc::kSemvmx));
+      sb.sem_flg = b.size() == 3 ? parse_sem_flags(b[2], sp + "[2] (flags)") : 0;
+      op.sops.push_back(sb);
+    }
+    if (o.contains("think_ns"))
+      op.think_ns = as_int(o["think_ns"], op_path + ".think_ns", 0, 1'000'000'000'000LL);
+    script.ops.push_back(std::move(op));
+  }
+  if (t.contains("repeat"))
+    script.repeat = as_int(t["repeat"], path + ".repeat", 0, 1'000'000'000'000LL);
+  if (t.contains("process")) {
+    const Json& pr = t["process"];
+    if (pr.is_string() && pr.get<std::string>() == "own")
+      script.process = -1;
+    else if (pr.is_string())
+      fail(path + ".process", fmt::format("must be an integer id >= 0 (tasks with the same id are "
+                                          "threads of one process) or \"own\", got {}",
+                                          pr.dump()));
+    else
+      script.process = static_cast<int>(as_int(pr, path + ".process", 0, 1'000'000));
+  }
+  if (t.contains("cpu")) script.cpu = static_cast<int>(as_int(t["cpu"], path + ".cpu", 0, 4095));
+  return script;
+}
+
+void parse_custom(const Json& w, WorkloadSpec& spec) {
+  auto& p = spec.custom;
+  p.semaphores = static_cast<int>(as_int(config::require(w, "workload", "semaphores"),
+                                         "workload.semaphores", 1, kMaxSemaphores));
+  spec.semaphores = p.semaphores;
+  if (w.contains("initial")) {
+    const Json& init = w["initial"];
+    if (init.is_array()) {
+      if (init.size() != static_cast<std::size_t>(p.semaphores))
+        fail("workload.initial", fmt::format("must have one value per semaphore ({}), got {}",
+                                             p.semaphores, init.size()));
+      for (std::size_t i = 0; i < init.size(); ++i)
+        p.initial.push_back(static_cast<int>(
+            as_int(init[i], fmt::format("workload.initial[{}]", i), 0, ipc::kSemvmx)));
+    } else {
+      const int v = static_cast<int>(as_int(init, "workload.initial", 0, ipc::kSemvmx));
+      p.initial.assign(static_cast<std::size_t>(p.semaphores), v);
+    }
+  }
+  const Json& tasks = config::require(w, "workload", "tasks");
+  if (!tasks.is_array() || tasks.empty() || tasks.size() > static_cast<std::size_t>(kMaxThreads))
+    fail("workload.tasks", fmt::format("must be a list of 1 to {} task scripts {{\"ops\": [...], "
+                                       "\"repeat\": N, \"process\": id, \"cpu\": c}}",
+                                       kMaxThreads));
+  for (std::size_t i = 0; i < tasks.size(); ++i)
+    p.tasks.push_back(
+        parse_custom_script(tasks[i], fmt::format("workload.tasks[{}]", i), p.semaphores));
 }
 
 WorkloadSpec parse_workload(const Json& w) {
@@ -50,18 +235,68 @@ WorkloadSpec parse_workload(const Json& w) {
   for (const auto& info : workload_table()) types.push_back(info.type);
   WorkloadSpec spec;
   spec.type = as_choice(config::require(w, path, "type"), "workload.type", types);
-  for (const auto& info : workload_table())
-    if (info.type == spec.type) config::reject_unknown_keys(w, path, info.fields);
-  if (w.contains("semaphores"))
-    spec.semaphores = static_cast<int>(as_int(w["semaphores"], "workload.semaphores", 1, kMaxSemaphores));
-  if (w.contains("pattern"))
-    spec.pattern = as_choice(w["pattern"], "workload.pattern", {"stride", "own", "random"});
+  const WorkloadInfo* info = nullptr;
+  for (const auto& i : workload_table())
+    if (i.type == spec.type) info = &i;
+  config::reject_unknown_keys(w, path, info->fields);
+  spec.pin = info->default_pin;
+  if (spec.type == "semop-multi") {
+    if (w.contains("semaphores"))
+      spec.semaphores =
+          static_cast<int>(as_int(w["semaphores"], "workload.semaphores", 1, kMaxSemaphores));
+    if (w.contains("pattern"))
+      spec.pattern = as_choice(w["pattern"], "workload.pattern", {"stride", "own", "random"});
+  } else if (spec.type == "sem-scalebench") {
+    parse_scalebench(w, spec);
+  } else if (spec.type == "sem-lockunlock") {
+    parse_lockunlock(w, spec);
+  } else if (spec.type == "aim9-shm") {
+    spec.aim9.loops = int_field(w, "loops", 1, 1'000'000, spec.aim9.loops);
+  } else if (spec.type == "sembench") {
+    spec.sembench.wake_num = int_field(w, "wake_num", 1, 1'000'000, spec.sembench.wake_num);
+    spec.sembench.wake_batch =
+        int_field(w, "wake_batch", 1, workloads::kSembenchMaxBatch, spec.sembench.wake_batch);
+  } else if (spec.type == "custom") {
+    parse_custom(w, spec);
+  }
   if (w.contains("pin"))
     spec.pin = as_choice(w["pin"], "workload.pin", {"pinned", "unpinned"}) == "pinned"
                    ? Pinning::Pinned
                    : Pinning::Unpinned;
   spec.raw = w;
   return spec;
+}
+
+// Constraints between the workload and the thread counts.
+void check_threads_for_workload(const WorkloadSpec& w, const std::vector<int>& threads) {
+  for (std::size_t i = 0; i < threads.size(); ++i) {
+    const int n = threads[i];
+    const std::string path = fmt::format("threads[{}]", i);
+    if (w.type == "sem-scalebench") {
+      if (w.scalebench.mode == 2 && n % 2 != 0)
+        fail(path, fmt::format("sem-scalebench mode 2 (ping-pong) runs threads in pairs: every "
+                               "thread count must be even, got {}",
+                               n));
+      if (static_cast<std::int64_t>(w.scalebench.distance) * n > kMaxSemaphores)
+        fail(path,
+             fmt::format("sem-scalebench uses an array of distance x threads = {} x {} = {} "
+                         "semaphores, more than {} (SEMMSL)",
+                         w.scalebench.distance, n,
+                         static_cast<std::int64_t>(w.scalebench.distance) * n, kMaxSemaphores));
+    } else if (w.type == "lat-sem" && n != workloads::kLatSemTasks) {
+      fail(path, fmt::format("lat-sem is a ping-pong between exactly 2 processes: threads must be "
+                             "2, got {}",
+                             n));
+    } else if (w.type == "sem-lockunlock" && n > ipc::kSemvmx) {
+      fail(path, fmt::format("sem-lockunlock sets its completion counter to the task count, at "
+                             "most {} (SEMVMX), got {}",
+                             ipc::kSemvmx, n));
+    } else if (w.type == "semop-multi" && n > ipc::kSemvmx) {
+      fail(path, fmt::format("semop-multi: at most {} threads (SEMVMX: all threads may hold +1 "
+                             "on one semaphore), got {}",
+                             ipc::kSemvmx, n));
+    }
+  }
 }
 
 std::vector<int> parse_threads(const Json& v) {
@@ -95,17 +330,19 @@ Json load_json_file(const std::string& path) {
   try {
     return Json::parse(buffer.str());
   } catch (const Json::parse_error& e) {
-    throw InputError(fmt::format("{}: malformed JSON at byte {}: {}", path, e.byte,
-                                 std::string(e.what()).substr(std::string(e.what()).rfind(':') + 2)));
+    throw InputError(
+        fmt::format("{}: malformed JSON at byte {}: {}", path, e.byte,
+                    std::string(e.what()).substr(std::string(e.what()).rfind(':') + 2)));
   }
 }
 
 void apply_override(Json& doc, const std::string& assignment) {
   auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0)
-    throw InputError(fmt::format("--set {}: expected KEY=VALUE with KEY a dotted field path, e.g. "
-                                 "workload.semaphores=64",
-                                 assignment));
+    throw InputError(
+        fmt::format("--set {}: expected KEY=VALUE with KEY a dotted field path, e.g. "
+                    "workload.semaphores=64",
+                    assignment));
   std::string key = assignment.substr(0, eq);
   std::string text = assignment.substr(eq + 1);
   Json value;
@@ -119,8 +356,10 @@ void apply_override(Json& doc, const std::string& assignment) {
   std::size_t start = 0;
   while (true) {
     auto dot = key.find('.', start);
-    std::string part = key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    if (part.empty()) throw InputError(fmt::format("--set {}: empty field name in the key", assignment));
+    std::string part =
+        key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (part.empty())
+      throw InputError(fmt::format("--set {}: empty field name in the key", assignment));
     if (dot == std::string::npos) {
       (*node)[part] = value;
       return;
@@ -141,18 +380,23 @@ Scenario parse_scenario(const Json& doc) {
   Scenario s;
   s.name = doc.contains("name") ? as_string(doc["name"], "name") : "scenario";
   s.machine = as_string(config::require(doc, "", "machine"), "machine");
-  if (s.machine.empty()) fail("machine", "must name a preset (see `semsim list`) or a machine file");
+  if (s.machine.empty())
+    fail("machine", "must name a preset (see `semsim list`) or a machine file");
   s.kernel = config::require(doc, "", "kernel");
   config::parse_kernel(s.kernel);  // validates the id and any policy overrides
   s.workload = parse_workload(config::require(doc, "", "workload"));
   s.threads = parse_threads(config::require(doc, "", "threads"));
-  if (doc.contains("duration_ms")) s.duration_ms = as_number(doc["duration_ms"], "duration_ms", 0, true);
+  check_threads_for_workload(s.workload, s.threads);
+  if (doc.contains("duration_ms"))
+    s.duration_ms = as_number(doc["duration_ms"], "duration_ms", 0, true);
   if (doc.contains("warmup_ms")) s.warmup_ms = as_number(doc["warmup_ms"], "warmup_ms", 0, false);
   if (doc.contains("seed"))
     s.seed = static_cast<std::uint64_t>(as_int(doc["seed"], "seed", 0, (1LL << 53)));
-  if (doc.contains("repeats")) s.repeats = static_cast<int>(as_int(doc["repeats"], "repeats", 1, 1000));
+  if (doc.contains("repeats"))
+    s.repeats = static_cast<int>(as_int(doc["repeats"], "repeats", 1, 1000));
   if (doc.contains("description")) as_string(doc["description"], "description");
-  if (s.duration_ms + s.warmup_ms > 3.6e6) fail("duration_ms", "warmup_ms + duration_ms must be at most one hour");
+  if (s.duration_ms + s.warmup_ms > 3.6e6)
+    fail("duration_ms", "warmup_ms + duration_ms must be at most one hour");
   s.raw = doc;
   return s;
 }

@@ -1,431 +1,120 @@
 #include "native/native_runner.hpp"
 
-#include <pthread.h>
-#include <sched.h>
-#include <sys/resource.h>
 #include <sys/sem.h>
 #include <sys/utsname.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <csignal>
 #include <cstdint>
 #include <cstring>
 #include <exception>
-#include <latch>
 #include <mutex>
 #include <string>
-#include <system_error>
-#include <thread>
 #include <vector>
 
 #include "core/errors.hpp"
 #include "ipc/sembuf.hpp"
+#include "native/run_support.hpp"
 #include "native/sysv_array.hpp"
-#include "workloads/semop_multi_pattern.hpp"
+#include "native/workload_runs.hpp"
+#include "workloads/workload_defs.hpp"
 
 namespace semsim::native {
 
 namespace {
 
-// ---------------------------------------------------------------------------
-// Signal handling. The handler may run on any thread of the process that does not
-// block the signal (our workers block them, but a host process such as Python may
-// have threads of its own), so the shared state is lock-free std::atomic<int>, which
-// C++ allows in a signal handler, rather than a plain volatile sig_atomic_t.
+using detail::RunResult;
 
-static_assert(std::atomic<int>::is_always_lock_free);
-
-// The first signal received during measure(), 0 if none.
-std::atomic<int> g_signal{0};
-// The array the current run uses, -1 when none. Whoever exchanges it to -1 first (the
-// handler or the run's owner) is the one that removes it, exactly once.
-std::atomic<int> g_active_semid{-1};
-// One measure() at a time per process: one runner key per pid, and one set of handlers.
-std::mutex g_measure_mutex;
-
-constexpr int kCaughtSignals[] = {SIGINT, SIGTERM, SIGHUP};
-
-extern "C" void on_stop_signal(int sig) {
-  const int saved_errno = errno;
-  int expected = 0;
-  g_signal.compare_exchange_strong(expected, sig);
-  const int id = g_active_semid.exchange(-1);
-  // semctl(IPC_RMID) is one system call: no lock, no allocation. Removing the array
-  // makes every worker's next semop fail with EIDRM/EINVAL, which stops it.
-  if (id >= 0) semctl(id, 0, IPC_RMID);
-  errno = saved_errno;
+const std::vector<std::string>& native_workloads() {
+  static const std::vector<std::string> names = {"semop-multi", "sem-scalebench", "sem-lockunlock",
+                                                 "aim9-shm",    "lat-sem",        "sembench",
+                                                 "custom"};
+  return names;
 }
 
-// Installs on_stop_signal for SIGINT/SIGTERM/SIGHUP for its lifetime and restores the
-// previous dispositions afterwards. A signal already ignored (nohup) stays ignored.
-class SignalGuard {
- public:
-  SignalGuard() {
-    for (std::size_t i = 0; i < std::size(kCaughtSignals); ++i) {
-      struct sigaction current {};
-      sigaction(kCaughtSignals[i], nullptr, &current);
-      if (current.sa_handler == SIG_IGN) continue;
-      struct sigaction ours {};
-      ours.sa_handler = on_stop_signal;
-      sigemptyset(&ours.sa_mask);
-      for (int s : kCaughtSignals) sigaddset(&ours.sa_mask, s);  // no nesting
-      ours.sa_flags = 0;  // no SA_RESTART: the main thread's sleep returns at once
-      installed_[i] = sigaction(kCaughtSignals[i], &ours, &old_[i]) == 0;
-    }
-  }
-  ~SignalGuard() {
-    for (std::size_t i = 0; i < std::size(kCaughtSignals); ++i) {
-      if (installed_[i]) sigaction(kCaughtSignals[i], &old_[i], nullptr);
-    }
-  }
-  SignalGuard(const SignalGuard&) = delete;
-  SignalGuard& operator=(const SignalGuard&) = delete;
-
- private:
-  struct sigaction old_[std::size(kCaughtSignals)]{};
-  bool installed_[std::size(kCaughtSignals)] = {};
-};
-
-// Blocks the caught signals in the calling thread for its lifetime; threads created
-// meanwhile inherit the mask, which is how workers come to block them.
-class BlockStopSignals {
- public:
-  BlockStopSignals() {
-    sigset_t set;
-    sigemptyset(&set);
-    for (int s : kCaughtSignals) sigaddset(&set, s);
-    pthread_sigmask(SIG_BLOCK, &set, &old_);
-  }
-  ~BlockStopSignals() { pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
-  BlockStopSignals(const BlockStopSignals&) = delete;
-  BlockStopSignals& operator=(const BlockStopSignals&) = delete;
-
- private:
-  sigset_t old_{};
-};
-
-// Thrown inside a run when a caught signal was noticed; measure() turns it into a
-// re-raise after the handlers are restored.
-struct Interrupted {};
-
-// The run's array, registered with the signal handler while it lives.
-class ActiveArray {
- public:
-  explicit ActiveArray(int nsems) : array_(nsems) { g_active_semid.store(array_.id()); }
-  ~ActiveArray() {
-    // If the handler got there first it has removed the array: forget the id (it may
-    // in principle be reused) instead of removing it a second time.
-    if (g_active_semid.exchange(-1) < 0) array_.release();
-  }
-  ActiveArray(const ActiveArray&) = delete;
-  ActiveArray& operator=(const ActiveArray&) = delete;
-  int id() const { return array_.id(); }
-
- private:
-  SemArray array_;
-};
-
-// ---------------------------------------------------------------------------
-// Time.
-
-std::int64_t monotonic_ns() {
-  struct timespec ts {};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "\"" : ", \"") + i + "\"";
+  return out;
 }
 
-// Sleeps `ms` in slices of at most 10 ms so a caught signal is noticed quickly.
-// Returns false (early) when one was.
-bool sleep_unless_signalled(double ms) {
-  const std::int64_t deadline = monotonic_ns() + static_cast<std::int64_t>(std::llround(ms * 1e6));
-  constexpr std::int64_t kSliceNs = 10'000'000;
-  for (;;) {
-    if (g_signal.load() != 0) return false;
-    const std::int64_t now = monotonic_ns();
-    if (now >= deadline) return true;
-    const std::int64_t until = std::min(deadline, now + kSliceNs);
-    struct timespec ts {};
-    ts.tv_sec = static_cast<time_t>(until / 1'000'000'000);
-    ts.tv_nsec = static_cast<long>(until % 1'000'000'000);
-    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr);  // EINTR: loop checks
-  }
+// The field a workload's array size comes from, for messages.
+std::string size_field(const WorkloadSpec& w) {
+  if (w.type == "sem-scalebench") return "workload.distance";
+  if (w.type == "sembench" || w.type == "lat-sem" || w.type == "aim9-shm") return "threads";
+  return "workload.semaphores";
 }
 
-// ---------------------------------------------------------------------------
-// One run of semop-multi.
-
-struct RunParams {
-  int threads = 1;
-  int semaphores = 1;
-  workloads::SemopMultiPattern pattern = workloads::SemopMultiPattern::Stride;
-  bool pinned = true;
-  std::uint64_t seed = 1;
-  double warmup_ms = 0;
-  double duration_ms = 0;
-};
-
-struct RunResult {
-  double window_s = 0;
-  double ops_per_s = 0;
-  std::uint64_t ops_total = 0;
-  std::vector<std::uint64_t> per_task;  // ops of each thread in the window
-  long voluntary = 0;
-  long involuntary = 0;
-};
-
-// The per-thread counter, alone on its cache line: the owner is its only writer, so
-// the line never bounces except when the main thread reads it at the window's edges.
-struct alignas(64) Counter {
-  std::atomic<std::uint64_t> ops{0};
-};
-
-// The phase word every worker reads each iteration (read-mostly, written twice a run).
-enum Phase : int { kWarmup = 0, kWindow = 1, kStop = 2 };
-struct alignas(64) PhaseWord {
-  std::atomic<int> value{kWarmup};
-};
-
-// Written by a worker before it exits, read by the main thread after join.
-struct WorkerOut {
-  long nvcsw = 0;
-  long nivcsw = 0;
-};
-
-// Kinds of worker failure; the first one is kept.
-enum Failure : int { kNone = 0, kPinFailed = 1, kSemopFailed = 2, kArrayGone = 3 };
-
-struct Shared {
-  PhaseWord phase;
-  std::latch ready;
-  std::latch start{1};
-  std::atomic<int> failure{kNone};
-  std::atomic<int> failure_errno{0};
-  explicit Shared(int n) : ready(n) {}
-  void fail(Failure kind, int err) {
-    int expected = kNone;
-    if (failure.compare_exchange_strong(expected, kind)) failure_errno.store(err);
-  }
-};
-
-std::vector<int> allowed_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  std::vector<int> cpus;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-    for (int c = 0; c < CPU_SETSIZE; ++c) {
-      if (CPU_ISSET(c, &set)) cpus.push_back(c);
-    }
-  }
-  if (cpus.empty()) {
-    const long n = sysconf(_SC_NPROCESSORS_ONLN);
-    for (int c = 0; c < std::max(1L, n); ++c) cpus.push_back(c);
-  }
-  return cpus;
-}
-
-// One semop() that must not block; returns 0 or the errno. EINTR cannot happen for an
-// operation that never sleeps, but retrying it is harmless.
-int semop_once(int semid, int sem, short op) {
-  struct sembuf sop {};
-  sop.sem_num = static_cast<unsigned short>(sem);
-  sop.sem_op = op;
-  sop.sem_flg = 0;
-  for (;;) {
-    if (semop(semid, &sop, 1) == 0) return 0;
-    if (errno != EINTR) return errno;
-  }
-}
-
-void semop_multi_worker(int t, int cpu, int semid, const RunParams& p, Shared& shared,
-                        Counter& counter, WorkerOut& out) {
-  if (p.pinned) {
-    // Thread t on the (t mod n)-th CPU this process may use: CPU t mod online CPUs on a
-    // host without an affinity restriction, as semop-multi did.
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    const int err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-    if (err != 0) shared.fail(kPinFailed, err);
-  }
-  workloads::SemopMultiChooser chooser(p.pattern, t, p.semaphores, p.seed);
-  shared.ready.count_down();
-  shared.start.wait();
-
-  struct rusage at_start {
-  }, at_end{};
-  bool have_start = false;
-  int seen = kWarmup;
-  std::uint64_t ops = 0;
-  for (;;) {
-    const int phase = shared.phase.value.load(std::memory_order_relaxed);
-    if (phase != seen) {  // rare: twice a run
-      if (!have_start && phase >= kWindow) {
-        getrusage(RUSAGE_THREAD, &at_start);
-        have_start = true;
-      }
-      if (phase >= kStop) {
-        getrusage(RUSAGE_THREAD, &at_end);
-        break;
-      }
-      seen = phase;
-    }
-    const int sem = chooser.next();
-    int err = semop_once(semid, sem, +1);
-    if (err == 0) {
-      counter.ops.store(++ops, std::memory_order_relaxed);
-      err = semop_once(semid, sem, -1);  // never blocks: our own +1 is still there
-    }
-    if (err != 0) {
-      // EIDRM/EINVAL: the array was removed (a signal handler, or someone's ipcrm).
-      // Stop quietly; the main thread decides what it means.
-      shared.fail(err == EIDRM || err == EINVAL ? kArrayGone : kSemopFailed, err);
-      return;
-    }
-    counter.ops.store(++ops, std::memory_order_relaxed);
-  }
-  out.nvcsw = at_end.ru_nvcsw - at_start.ru_nvcsw;
-  out.nivcsw = at_end.ru_nivcsw - at_start.ru_nivcsw;
-}
-
-// Joins the workers on every exit path of a run; releases the start latch first if the
-// run never got that far, so no worker waits forever.
-class WorkerJoiner {
- public:
-  WorkerJoiner(Shared& shared, std::vector<std::thread>& threads)
-      : shared_(shared), threads_(threads) {}
-  ~WorkerJoiner() { finish(); }
-  WorkerJoiner(const WorkerJoiner&) = delete;
-  WorkerJoiner& operator=(const WorkerJoiner&) = delete;
-  void mark_started() { started_ = true; }
-  void finish() {
-    shared_.phase.value.store(kStop, std::memory_order_relaxed);
-    if (!started_) {
-      started_ = true;
-      shared_.start.count_down();
-    }
-    for (auto& th : threads_) {
-      if (th.joinable()) th.join();
-    }
-  }
-
- private:
-  Shared& shared_;
-  std::vector<std::thread>& threads_;
-  bool started_ = false;
-};
-
-std::vector<std::uint64_t> read_counters(const std::vector<Counter>& counters) {
-  std::vector<std::uint64_t> values(counters.size());
-  for (std::size_t i = 0; i < counters.size(); ++i) {
-    values[i] = counters[i].ops.load(std::memory_order_relaxed);
-  }
-  return values;
-}
-
-RunResult run_semop_multi(const RunParams& p) {
-  if (g_signal.load() != 0) throw Interrupted{};
-  const std::vector<int> cpus = allowed_cpus();
-  const auto n = static_cast<std::size_t>(p.threads);
-
-  // Declaration order is destruction order in reverse: the joiner (last) joins the
-  // workers before the array, counters and latches they use go away.
-  ActiveArray array(p.semaphores);
-  Shared shared(p.threads);
-  std::vector<Counter> counters(n);
-  std::vector<WorkerOut> outs(n);
-  std::vector<std::thread> threads;
-  threads.reserve(n);
-  WorkerJoiner joiner(shared, threads);
-
-  {
-    BlockStopSignals block;  // inherited by the workers
-    for (std::size_t t = 0; t < n; ++t) {
-      try {
-        threads.emplace_back(semop_multi_worker, static_cast<int>(t), cpus[t % cpus.size()],
-                             array.id(), std::cref(p), std::ref(shared), std::ref(counters[t]),
-                             std::ref(outs[t]));
-      } catch (const std::system_error& e) {
-        throw SimulationError("cannot create worker thread " + std::to_string(t + 1) + " of " +
-                              std::to_string(n) + ": " + e.what());
-      }
-    }
-  }
-  shared.ready.wait();
-  if (shared.failure.load() == kPinFailed) {
-    throw SimulationError("pthread_setaffinity_np failed: " +
-                          std::string(std::strerror(shared.failure_errno.load())) +
-                          " (workload.pin = \"unpinned\" avoids pinning)");
-  }
-  shared.start.count_down();
-  joiner.mark_started();
-
-  if (!sleep_unless_signalled(p.warmup_ms)) throw Interrupted{};
-  shared.phase.value.store(kWindow, std::memory_order_relaxed);
-  const std::int64_t t0 = monotonic_ns();
-  const std::vector<std::uint64_t> c0 = read_counters(counters);
-  if (!sleep_unless_signalled(p.duration_ms)) throw Interrupted{};
-  const std::int64_t t1 = monotonic_ns();
-  const std::vector<std::uint64_t> c1 = read_counters(counters);
-  joiner.finish();  // stop flag, join
-
-  if (g_signal.load() != 0) throw Interrupted{};
-  const int failure = shared.failure.load();
-  if (failure == kArrayGone) {
-    throw SimulationError("the semaphore array was removed during the run (ipcrm?)");
-  }
-  if (failure != kNone) {
-    throw SimulationError("semop failed in a worker: " +
-                          std::string(std::strerror(shared.failure_errno.load())));
-  }
-
-  RunResult r;
-  r.window_s = static_cast<double>(t1 - t0) * 1e-9;
-  r.per_task.resize(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    r.per_task[i] = c1[i] - c0[i];
-    r.ops_total += r.per_task[i];
-    r.voluntary += outs[i].nvcsw;
-    r.involuntary += outs[i].nivcsw;
-  }
-  r.ops_per_s = r.window_s > 0 ? static_cast<double>(r.ops_total) / r.window_s : 0.0;
-  return r;
-}
-
-// ---------------------------------------------------------------------------
-// Validation and results.
-
-void validate(const Scenario& s) {
+// Checks that do not depend on the host: a Scenario built in C++ without
+// parse_scenario() gets the same clear errors.
+void validate_scenario(const Scenario& s) {
   const WorkloadSpec& w = s.workload;
-  if (w.type != "semop-multi") {
-    throw InputError("workload.type: the native runner supports \"semop-multi\" only, got \"" +
+  const auto& known = native_workloads();
+  if (std::find(known.begin(), known.end(), w.type) == known.end()) {
+    throw InputError("workload.type: the native runner supports " + joined(known) + ", got \"" +
                      w.type + "\"");
   }
   if (s.threads.empty()) throw InputError("threads: give at least one thread count");
   for (int t : s.threads) {
     if (t < 1) throw InputError("threads: every value must be >= 1, got " + std::to_string(t));
-    // All threads may hold +1 on one semaphore at once; values stop at SEMVMX.
-    if (t > ipc::kSemvmx) {
-      throw InputError("threads: at most " + std::to_string(ipc::kSemvmx) +
-                       " (SEMVMX, the largest semaphore value), got " + std::to_string(t));
-    }
   }
   if (w.semaphores < 1) {
     throw InputError("workload.semaphores: must be >= 1, got " + std::to_string(w.semaphores));
   }
-  const int limit = semmsl();
-  if (w.semaphores > limit) {
-    throw InputError("workload.semaphores: " + std::to_string(w.semaphores) +
-                     " exceeds this host's SEMMSL of " + std::to_string(limit) +
-                     " (/proc/sys/kernel/sem, first field)");
-  }
-  if (w.pattern != "stride" && w.pattern != "own" && w.pattern != "random") {
+  if (w.type == "semop-multi" && w.pattern != "stride" && w.pattern != "own" &&
+      w.pattern != "random") {
     throw InputError("workload.pattern: one of \"stride\", \"own\", \"random\", got \"" +
                      w.pattern + "\"");
+  }
+  for (int t : s.threads) {
+    // semop-multi: all threads may hold +1 on one semaphore at once; sem-lockunlock sets
+    // its completion counter to the task count. Values stop at SEMVMX.
+    if ((w.type == "semop-multi" || w.type == "sem-lockunlock") && t > ipc::kSemvmx) {
+      throw InputError("threads: at most " + std::to_string(ipc::kSemvmx) +
+                       " (SEMVMX, the largest semaphore value) for " + w.type + ", got " +
+                       std::to_string(t));
+    }
+    if (w.type == "sem-scalebench" && w.scalebench.mode == 2 && t % 2 != 0) {
+      throw InputError(
+          "threads: sem-scalebench mode 2 (ping-pong) runs in pairs: every value must "
+          "be even, got " +
+          std::to_string(t));
+    }
+    if (w.type == "lat-sem" && t != workloads::kLatSemTasks) {
+      throw InputError("threads: lat-sem is a ping-pong between exactly 2 processes, got " +
+                       std::to_string(t));
+    }
+  }
+  if (w.type == "sem-scalebench") {
+    const auto& p = w.scalebench;
+    if (p.mode != 1 && p.mode != 2 && p.mode != 4)
+      throw InputError("workload.mode: 1, 2 or 4, got " + std::to_string(p.mode));
+    if (p.threads_per_core < 1 || p.interleave < 1 || p.distance < 1 || p.delay < 0 ||
+        p.complex_every < 0 || p.max_cpus < 0)
+      throw InputError(
+          "workload: sem-scalebench needs threads_per_core, interleave, distance >= 1 "
+          "and delay, complex_every, max_cpus >= 0");
+  }
+  if (w.type == "sem-lockunlock" && (w.lockunlock.semaphores < 1 || w.lockunlock.loops < 1))
+    throw InputError("workload.loops: sem-lockunlock needs semaphores >= 1 and loops >= 1");
+  if (w.type == "sembench" && (w.sembench.wake_num < 1 || w.sembench.wake_batch < 1 ||
+                               w.sembench.wake_batch > workloads::kSembenchMaxBatch))
+    throw InputError("workload.wake_batch: sembench needs wake_num >= 1 and 1 <= wake_batch <= 64");
+  if (w.type == "custom") {
+    if (w.custom.tasks.empty()) throw InputError("workload.tasks: give at least one task script");
+    for (std::size_t i = 0; i < w.custom.tasks.size(); ++i) {
+      for (const auto& op : w.custom.tasks[i].ops) {
+        for (const auto& sop : op.sops) {
+          if (sop.sem_num < 0 || sop.sem_num >= w.custom.semaphores)
+            throw InputError("workload.tasks[" + std::to_string(i) + "]: semaphore " +
+                             std::to_string(sop.sem_num) + " is outside the array of " +
+                             std::to_string(w.custom.semaphores));
+        }
+      }
+    }
   }
   if (!std::isfinite(s.duration_ms) || s.duration_ms <= 0) {
     throw InputError("duration_ms: must be > 0");
@@ -436,16 +125,138 @@ void validate(const Scenario& s) {
   }
 }
 
+// What this host can serve: SEMMSL/SEMMNS/SEMOPM/SEMMNI and the CPUs the runner may use.
+void validate_host(const Scenario& s, const std::vector<int>& cpus) {
+  const WorkloadSpec& w = s.workload;
+  const SemLimits lim = sem_limits();
+  const int ncpus = static_cast<int>(cpus.size());
+  const std::string sem_file = " (/proc/sys/kernel/sem: SEMMSL SEMMNS SEMOPM SEMMNI)";
+
+  const int sops = workloads::max_sops_per_call(w);
+  if (sops > lim.semopm) {
+    const std::string field = w.type == "sembench" ? "workload.wake_batch" : "workload";
+    throw InputError(field + ": " + w.type + " makes semop() calls of " + std::to_string(sops) +
+                     " operations, more than this host's SEMOPM of " + std::to_string(lim.semopm) +
+                     sem_file +
+                     "; raise it, e.g. sysctl -w kernel.sem=\"32000 1024000000 500 32000\"");
+  }
+  if (w.type == "sem-scalebench" && w.pin == Pinning::Pinned && w.scalebench.max_cpus > ncpus) {
+    throw InputError("workload.max_cpus: " + std::to_string(w.scalebench.max_cpus) +
+                     " CPUs, but this host lets the runner use " + std::to_string(ncpus));
+  }
+  for (int n : s.threads) {
+    const std::vector<int> sizes = workloads::array_sizes(w, n);
+    if (sizes.size() > static_cast<std::size_t>(kMaxArraysPerProcess)) {
+      throw InputError("threads: " + w.type + " with " + std::to_string(n) + " tasks needs " +
+                       std::to_string(sizes.size()) + " arrays; the native runner holds at most " +
+                       std::to_string(kMaxArraysPerProcess) + " per process (sembench: at most " +
+                       std::to_string(kMaxArraysPerProcess * workloads::kSembenchSemsPerArray) +
+                       " workers)");
+    }
+    long total = 0;
+    for (int size : sizes) {
+      total += size;
+      if (size > lim.semmsl) {
+        throw InputError(size_field(w) + ": an array of " + std::to_string(size) + " semaphores (" +
+                         std::to_string(n) + " threads) exceeds this host's SEMMSL of " +
+                         std::to_string(lim.semmsl) + sem_file);
+      }
+    }
+    const long arrays =
+        static_cast<long>(sizes.size()) + static_cast<long>(workloads::arrays_per_task(w)) * n;
+    total += static_cast<long>(workloads::arrays_per_task(w)) * n;
+    if (arrays > lim.semmni) {
+      throw InputError("threads: " + std::to_string(n) + " tasks of " + w.type + " need " +
+                       std::to_string(arrays) +
+                       " arrays at once, more than this host's SEMMNI of " +
+                       std::to_string(lim.semmni) + sem_file);
+    }
+    if (total > lim.semmns) {
+      throw InputError("threads: " + std::to_string(n) + " tasks of " + w.type + " need " +
+                       std::to_string(total) +
+                       " semaphores at once, more than this host's SEMMNS of " +
+                       std::to_string(lim.semmns) + sem_file);
+    }
+    const int ntasks = n + workloads::extra_tasks(w);
+    for (int t = 0; t < ntasks; ++t) {
+      const int index = workloads::task_cpu(w, t, n, ncpus);
+      if (index < ncpus) continue;
+      if (w.type == "sem-scalebench") {
+        const auto& p = w.scalebench;
+        const int max_cpus = p.max_cpus > 0 ? p.max_cpus : ncpus;
+        const int fit =
+            workloads::scalebench_first_unplaceable(n, p.interleave, p.threads_per_core, max_cpus);
+        throw InputError(
+            "workload.pin: sem-scalebench places thread " + std::to_string(t) + " of " +
+            std::to_string(n) + " on CPU " + std::to_string(index) +
+            " (get_cpunr with interleave " + std::to_string(p.interleave) + ", threads_per_core " +
+            std::to_string(p.threads_per_core) + ", " + std::to_string(max_cpus) +
+            " CPUs), beyond the " + std::to_string(ncpus) +
+            " CPUs this host lets the runner use: at most " + std::to_string(fit) +
+            " threads can be pinned; raise threads_per_core, or set workload.pin to \"unpinned\"");
+      }
+      throw InputError("workload.tasks: task " + std::to_string(t) + " is pinned to CPU " +
+                       std::to_string(index) + ", but this host lets the runner use " +
+                       std::to_string(ncpus) + " CPUs (0.." + std::to_string(ncpus - 1) + ")");
+    }
+  }
+}
+
 double median_of(std::vector<std::uint64_t> v) {
+  if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   const std::size_t m = v.size() / 2;
   if (v.size() % 2 == 1) return static_cast<double>(v[m]);
   return (static_cast<double>(v[m - 1]) + static_cast<double>(v[m])) / 2.0;
 }
 
-// One point: the median run (lower median for an even count) and the spread.
+// Weighted percentiles of (value, weight) samples: the smallest value whose cumulative
+// weight reaches q of the total.
+Json latency_json(std::vector<std::pair<std::uint64_t, std::uint64_t>> samples) {
+  Json out;
+  out["samples"] = samples.size();
+  if (samples.empty()) {
+    for (const char* k : {"p50", "p90", "p99", "max"}) out[k] = nullptr;
+    return out;
+  }
+  std::sort(samples.begin(), samples.end());
+  long double total = 0;
+  for (const auto& s : samples) total += static_cast<long double>(s.second);
+  auto pct = [&](long double q) {
+    long double acc = 0;
+    for (const auto& s : samples) {
+      acc += static_cast<long double>(s.second);
+      if (acc >= q * total) return s.first;
+    }
+    return samples.back().first;
+  };
+  out["p50"] = pct(0.50L);
+  out["p90"] = pct(0.90L);
+  out["p99"] = pct(0.99L);
+  out["max"] = samples.back().first;
+  return out;
+}
+
+// The benchmark's own figure of one run.
+double own_figure_of(const WorkloadSpec& w, const RunResult& r) {
+  const double window = r.window_s;
+  if (window <= 0) return 0;
+  if (w.type == "sem-lockunlock") {
+    const double loops = static_cast<double>(r.loops_per_task) * r.tasks;
+    return loops > 0 ? window * 1e6 / loops : 0;
+  }
+  if (w.type == "lat-sem") {
+    return r.ops_total > 0 ? window * 1e6 / static_cast<double>(r.ops_total) : 0;
+  }
+  return static_cast<double>(r.rounds_total) / window;  // rounds, burns, AIM ops per second
+}
+
+// One point: the median run by ops/s (the lower one of the middle two for an even
+// count, like Python's statistics.median_low), so every figure of a point comes from
+// one real run and ops_total equals ops_per_s * window_s; the spread over the runs.
 Json point_json(int threads, const std::vector<RunResult>& runs, const HostInfo& host,
                 const Scenario& s) {
+  const WorkloadSpec& w = s.workload;
   std::vector<std::size_t> order(runs.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
@@ -462,26 +273,64 @@ Json point_json(int threads, const std::vector<RunResult>& runs, const HostInfo&
   const auto [lo, hi] = std::minmax_element(
       runs.begin(), runs.end(),
       [](const RunResult& a, const RunResult& b) { return a.ops_per_s < b.ops_per_s; });
-  const auto [task_lo, task_hi] = std::minmax_element(med.per_task.begin(), med.per_task.end());
 
   Json p;
   p["threads"] = threads;
   p["kernel"] = host.generation;
   p["machine"] = "host";
-  p["workload"] = s.workload.type;
-  p["semaphores"] = s.workload.semaphores;
-  p["pattern"] = s.workload.pattern;
-  p["pin"] = s.workload.pin == Pinning::Pinned ? "pinned" : "unpinned";
+  p["workload"] = w.type;
+  if (w.type == "semop-multi" || w.type == "sem-lockunlock" || w.type == "custom")
+    p["semaphores"] = w.semaphores;
+  if (w.type == "semop-multi") p["pattern"] = w.pattern;
+  p["arrays"] = workloads::array_sizes(w, threads);
+  p["pin"] = w.pin == Pinning::Pinned ? "pinned" : "unpinned";
+  p["runs_to_completion"] = workloads::runs_to_completion(w, threads);
   p["repeats"] = runs.size();
   p["ops_per_s"] = med.ops_per_s;
   p["ops_per_s_runs"] = rates;
   p["ops_per_s_min"] = lo->ops_per_s;
   p["ops_per_s_max"] = hi->ops_per_s;
+  const std::string figure = workloads::own_figure(w);
+  if (!figure.empty()) {
+    double fmin = own_figure_of(w, runs.front());
+    double fmax = fmin;
+    for (const RunResult& r : runs) {
+      fmin = std::min(fmin, own_figure_of(w, r));
+      fmax = std::max(fmax, own_figure_of(w, r));
+    }
+    p[figure] = own_figure_of(w, med);
+    p[figure + "_min"] = fmin;
+    p[figure + "_max"] = fmax;
+  }
   p["window_s"] = med.window_s;
   p["window_s_runs"] = windows;
   p["ops_total"] = med.ops_total;
-  p["per_task_ops"] = {{"min", *task_lo}, {"median", median_of(med.per_task)}, {"max", *task_hi}};
-  p["context_switches"] = {{"voluntary", med.voluntary}, {"involuntary", med.involuntary}};
+  if (med.per_task_ops.empty()) {
+    p["per_task_ops"] = {{"min", 0}, {"median", 0}, {"max", 0}};
+  } else {
+    const auto [task_lo, task_hi] =
+        std::minmax_element(med.per_task_ops.begin(), med.per_task_ops.end());
+    p["per_task_ops"] = {
+        {"min", *task_lo}, {"median", median_of(med.per_task_ops)}, {"max", *task_hi}};
+  }
+  p["context_switches"] = {{"voluntary", med.voluntary_total},
+                           {"involuntary", med.involuntary_total}};
+  p["per_task"] = {{"ops", med.per_task_ops},
+                   {"rounds", med.per_task_rounds},
+                   {"voluntary_cs", med.voluntary},
+                   {"involuntary_cs", med.involuntary},
+                   {"cpu", med.cpu}};
+  p["latency_ns"] = latency_json(med.samples);
+  if (w.type == "sembench") {
+    p["waker"] = {{"calls", med.waker_calls},
+                  {"calls_per_s",
+                   med.window_s > 0 ? static_cast<double>(med.waker_calls) / med.window_s : 0.0}};
+  }
+  if (w.type == "sem-lockunlock") p["loops_per_task"] = med.loops_per_task;
+  if (w.type == "custom") {
+    p["eagain"] = med.eagain;
+    p["completed"] = med.completed;
+  }
   p["host_kernel_release"] = host.kernel_release;
   return p;
 }
@@ -541,18 +390,12 @@ int cleanup_leftovers() {
 }
 
 Json measure(const Scenario& scenario) {
-  std::lock_guard<std::mutex> lock(g_measure_mutex);
-  validate(scenario);
+  std::lock_guard<std::mutex> lock(detail::runner_mutex());
+  validate_scenario(scenario);
+  const std::vector<int> cpus = detail::allowed_cpus();
+  validate_host(scenario, cpus);
   cleanup_leftovers();
   const HostInfo host = host_info();
-
-  RunParams params;
-  params.semaphores = scenario.workload.semaphores;
-  params.pattern = workloads::parse_semop_multi_pattern(scenario.workload.pattern);
-  params.pinned = scenario.workload.pin == Pinning::Pinned;
-  params.seed = scenario.seed;
-  params.warmup_ms = scenario.warmup_ms;
-  params.duration_ms = scenario.duration_ms;
 
   Json result;
   result["side"] = "measured";
@@ -562,24 +405,25 @@ Json measure(const Scenario& scenario) {
                     {"generation", host.generation}};
   Json points = Json::array();
 
-  g_signal.store(0);
+  detail::g_signal.store(0);
   std::exception_ptr failure;
   {
-    SignalGuard guard;
+    detail::SignalGuard guard;
     try {
       for (int threads : scenario.threads) {
-        params.threads = threads;
         std::vector<RunResult> runs;
-        for (int r = 0; r < scenario.repeats; ++r) runs.push_back(run_semop_multi(params));
+        for (int r = 0; r < scenario.repeats; ++r) {
+          runs.push_back(detail::run_workload_once(scenario, threads, cpus));
+        }
         points.push_back(point_json(threads, runs, host, scenario));
       }
-    } catch (const Interrupted&) {
+    } catch (const detail::Interrupted&) {
       // handled below, once the previous handlers are back
     } catch (...) {
       failure = std::current_exception();
     }
   }  // previous handlers restored; every array is already removed
-  const int sig = g_signal.exchange(0);
+  const int sig = detail::g_signal.exchange(0);
   if (sig != 0) {
     // Let the previous disposition act: default termination, or e.g. Python's handler,
     // which only sets a flag and returns, hence the exception after it.

@@ -1,43 +1,57 @@
 // The native runner: a scenario's workload on real SysV semaphores on this host,
 // measured the way design.md section 5 asks, so that a prediction and a
-// measurement are of the same workload.
+// measurement are of the same workload. Every workload is defined once in
+// sim/workloads/<workload>_def.hpp (a program per task) and executed here by
+// task_loop.hpp; threads or forked processes as the benchmark does
+// (workloads::uses_processes), pinned as it does or as workload.pin says.
 //
-// Measurement protocol (one run):
-//   1. Create the array (all values 0) and N worker threads. Each worker pins itself
-//      (Pinned), builds its SemopMultiChooser, and waits on a start latch.
-//   2. The main thread releases the latch and sleeps the warm-up (scenario.warmup_ms).
-//   3. Window start: the main thread announces the window to the workers (a phase
-//      word they already read every iteration), then reads a CLOCK_MONOTONIC
-//      timestamp and every per-thread counter (one 64-byte line each, relaxed).
-//   4. It sleeps scenario.duration_ms in 10 ms slices (to notice signals), then reads
-//      the timestamp and the counters again and tells the workers to stop.
-//   5. ops_per_s = sum of counter differences / (t_end - t_start): the measured
+// Measurement protocol (one run, workload_runs.cpp):
+//   1. Create the arrays (runner keys, see sysv_array.hpp), the shared-memory block
+//      (control word, one counter line per task, latency sample buffers) and the
+//      tasks. Each task pins itself (if pinned), announces itself ready and waits on
+//      a futex start barrier.
+//   2. Windowed workloads: release the barrier, sleep the warm-up (scenario.warmup_ms),
+//      set the window phase, read CLOCK_MONOTONIC and every task's counters; sleep
+//      scenario.duration_ms in slices of at most 10 ms (watching for signals, task
+//      failures and task processes that die); read the clock and the counters again.
+//      ops_per_s = sum of counter differences / (t_end - t_start): the measured
 //      window, never the nominal sleep (an oversubscribed host wakes the timer late).
-//   6. Join, remove the array.
+//      Workloads that run to completion (sem-lockunlock; custom with finite scripts)
+//      time the whole run instead: sem-lockunlock from the SETALL that starts it (once
+//      every task sleeps on its lock, counted with GETNCNT) to the end of the parent's
+//      wait-for-zero; duration_ms and warmup_ms do not apply to them.
+//   3. Stop: set the stop phase, remove the arrays (sleeping tasks wake with EIDRM, as
+//      sem-scalebench's own IPC_RMID does), join the threads / reap the processes,
+//      remove arrays task processes made for themselves.
 //
-// Context switches: each worker calls getrusage(RUSAGE_THREAD) when it first sees the
-// window-start phase and again when it sees the stop phase, and reports the difference.
-// A thread's switch counters only move while it is on a CPU being switched out, so a
-// thread that is off-CPU when the phase changes loses nothing by noticing late: its
-// figures cover the window (plus at most one semop pair around each edge).
+// Per task, over the window: counted semop() calls, the benchmark's own counter,
+// voluntary and involuntary context switches (getrusage(RUSAGE_THREAD) when the task
+// first sees the window phase and when it sees the stop), the CPU it was pinned to,
+// and latency samples (every 61st call at first, see task_loop.hpp) from which the
+// point reports weighted percentiles.
 //
 // Repeats: each point runs scenario.repeats times. The reported run is the median run
 // by ops/s, the lower one of the middle two for an even count (like Python's
 // statistics.median_low), so every figure of a point (ops_total, window_s,
 // per_task_ops, context switches) comes from one real run and ops_total equals
-// ops_per_s * window_s. ops_per_s_runs / _min / _max give the spread.
+// ops_per_s * window_s. ops_per_s_runs / _min / _max give the spread, and
+// <figure>_min / _max that of the benchmark's own figure.
 //
 // Signals: during measure(), SIGINT, SIGTERM and SIGHUP are caught (those already set
 // to SIG_IGN, e.g. under nohup, stay ignored). The handler records the signal and
-// removes the array (one IPC_RMID syscall, async-signal-safe); workers see EIDRM/EINVAL
-// and stop; the main thread joins them, restores the previous handlers, and raise()s
-// the signal, so the previous disposition runs (default termination, or Python's
+// removes the run's arrays (one IPC_RMID syscall each, async-signal-safe); tasks see
+// EIDRM/EINVAL and stop; the main thread joins the threads, SIGKILLs and reaps the task
+// processes, removes what they made, restores the previous handlers, and raise()s the
+// signal, so the previous disposition runs (default termination, or Python's
 // KeyboardInterrupt). If raise() returns, measure() throws SimulationError
-// ("interrupted by signal N"). Workers block these signals, so the handler runs on
-// the main thread (or another thread of the host process, never a worker).
+// ("interrupted by signal N"). Task threads and processes block these signals, so the
+// handler runs on the main thread (or another thread of the host process, never a
+// task). Task processes die with the runner (PR_SET_PDEATHSIG = SIGKILL); a task
+// process that dies (e.g. SIGKILLed) ends the run with SimulationError, its arrays
+// removed like the others.
 //
 // Arrays are never left behind: RAII removes them on every path; a SIGKILLed
-// runner's array is recognised by its key (see sysv_array.hpp) and removed by
+// runner's arrays are recognised by their keys (see sysv_array.hpp) and removed by
 // cleanup_leftovers(), which measure() also calls before it starts.
 #pragma once
 
@@ -64,10 +78,14 @@ HostInfo host_info();
 // Runs scenario.workload on real SysV semaphores once per value of scenario.threads,
 // scenario.repeats times each. Returns
 //   {"side":"measured","host":{kernel_release,cpus,generation},"points":[...]}
-// with one point per threads value (keys documented in native_runner.cpp, point_json).
-// Supported workloads: "semop-multi". Bad input (unknown workload, threads < 1,
-// semaphores above SEMMSL, ...) is an InputError naming the field and the limit.
-// Calls from several threads of one process are serialised.
+// with one point per threads value (keys documented in native_runner.cpp, point_json:
+// ops_per_s and its spread, the benchmark's own figure (rounds_per_s, per_loop_us,
+// shared_memory_ops_per_s, latency_us, worker_burns_per_s), window, per-task counts,
+// context switches, CPUs, latency_ns percentiles).
+// Supported workloads: every type of known_workloads(). Bad input (unknown workload,
+// threads < 1, an array above SEMMSL, sops above SEMOPM, more arrays than SEMMNI, a
+// pinned placement beyond this host's CPUs, ...) is an InputError naming the field and
+// the limit. Calls from several threads of one process are serialised.
 Json measure(const Scenario& scenario);
 
 // Removes SysV arrays left behind by semsim native runners that died without

@@ -24,17 +24,26 @@ union Semun {
 };
 
 constexpr key_t kRunnerTag = static_cast<key_t>('S') << 24;
-constexpr key_t kPidMask = 0xFFFFFF;
+constexpr key_t kTagMask = static_cast<key_t>(0xFF) << 24;
+constexpr int kIndexShift = 22;
+constexpr key_t kPidMask = (static_cast<key_t>(1) << kIndexShift) - 1;
 
 std::string errno_text(int err) { return std::string(std::strerror(err)); }
 
 }  // namespace
 
-key_t runner_key(pid_t pid) { return kRunnerTag | (static_cast<key_t>(pid) & kPidMask); }
+key_t runner_key(pid_t pid, int index) {
+  return kRunnerTag | (static_cast<key_t>(index & (kMaxArraysPerProcess - 1)) << kIndexShift) |
+         (static_cast<key_t>(pid) & kPidMask);
+}
 
-bool is_runner_key(key_t key) { return (key & ~kPidMask) == kRunnerTag; }
+bool is_runner_key(key_t key) { return (key & kTagMask) == kRunnerTag; }
 
 pid_t runner_key_pid(key_t key) { return static_cast<pid_t>(key & kPidMask); }
+
+int runner_key_index(key_t key) {
+  return static_cast<int>((key >> kIndexShift) & (kMaxArraysPerProcess - 1));
+}
 
 std::vector<ArrayInfo> list_arrays() {
   std::vector<ArrayInfo> out;
@@ -56,20 +65,36 @@ std::vector<ArrayInfo> list_arrays() {
   return out;
 }
 
-int semmsl() {
+SemLimits sem_limits() {
   // /proc/sys/kernel/sem: SEMMSL SEMMNS SEMOPM SEMMNI.
+  SemLimits l;
   std::ifstream in("/proc/sys/kernel/sem");
-  long value = 0;
-  if (in >> value && value > 0) return static_cast<int>(value);
+  long msl = 0, mns = 0, opm = 0, mni = 0;
+  if (in >> msl >> mns >> opm >> mni && msl > 0 && opm > 0 && mni > 0) {
+    l.semmsl = static_cast<int>(msl);
+    l.semmns = mns;
+    l.semopm = static_cast<int>(opm);
+    l.semmni = static_cast<int>(mni);
+    return l;
+  }
   struct seminfo info {};
   Semun arg{};
   arg.info = &info;
-  if (semctl(0, 0, IPC_INFO, arg) >= 0 && info.semmsl > 0) return info.semmsl;
-  throw SimulationError("cannot read SEMMSL from /proc/sys/kernel/sem or semctl(IPC_INFO)");
+  if (semctl(0, 0, IPC_INFO, arg) >= 0 && info.semmsl > 0) {
+    l.semmsl = info.semmsl;
+    l.semmns = info.semmns;
+    l.semopm = info.semopm;
+    l.semmni = info.semmni;
+    return l;
+  }
+  throw SimulationError(
+      "cannot read the semaphore limits from /proc/sys/kernel/sem or semctl(IPC_INFO)");
 }
 
-SemArray::SemArray(int nsems) {
-  const key_t key = runner_key(getpid());
+int semmsl() { return sem_limits().semmsl; }
+
+SemArray::SemArray(int nsems, int index, const std::vector<int>& initial) {
+  const key_t key = runner_key(getpid(), index);
   // Two tries: if the key is taken, it is a leftover of a dead process that had our pid
   // (one runner array per process, and measure() is serialised), so we remove it.
   for (int attempt = 0; attempt < 2; ++attempt) {
@@ -84,11 +109,13 @@ SemArray::SemArray(int nsems) {
     const int stale = semget(key, 0, 0);
     if (stale >= 0) semctl(stale, 0, IPC_RMID);
   }
-  // Linux initialises a new set's values to 0, but say so explicitly: the workload
-  // starts from all zeros and its +1/-1 pairs never block from there.
-  std::vector<unsigned short> zeros(static_cast<std::size_t>(nsems), 0);
+  // Linux initialises a new set's values to 0, but say so explicitly: every workload
+  // starts from known values (all zeros unless the scenario gives them).
+  std::vector<unsigned short> values(static_cast<std::size_t>(nsems), 0);
+  for (std::size_t i = 0; i < initial.size() && i < values.size(); ++i)
+    values[i] = static_cast<unsigned short>(initial[i]);
   Semun arg{};
-  arg.array = zeros.data();
+  arg.array = values.data();
   if (semctl(id_, 0, SETALL, arg) < 0) {
     const int err = errno;
     semctl(id_, 0, IPC_RMID);

@@ -1,13 +1,15 @@
 // Real SysV semaphore arrays for the native runner: the key scheme that marks an
 // array as ours, an RAII owner that removes it, and a scan of the host's arrays.
 //
-// Key scheme: key = ('S' << 24) | (creating pid & 0xFFFFFF). The top byte says
-// "semsim native runner", the low 24 bits name the process that created it
-// (Linux's pid_max is at most 2^22, so a pid always fits). Anyone can then tell
-// whether the creator is still alive, and remove an array whose creator died
-// without cleaning up (SIGKILL, a crash): see cleanup_leftovers(). One key per
-// process means one runner array per process at a time; measure() serialises
-// itself to keep it so.
+// Key scheme: key = ('S' << 24) | (index << 22) | pid. The top byte says "semsim
+// native runner", the low 22 bits name the process the array belongs to (Linux's
+// pid_max is at most 2^22, PID_MAX_LIMIT, so a pid always fits) and the two bits
+// between number its arrays: a process holds at most kMaxArraysPerProcess runner
+// arrays at a time (sembench needs one per 250 workers). Anyone can then tell whether
+// the owner is still alive, and remove an array whose owner died without cleaning up
+// (SIGKILL, a crash): see cleanup_leftovers(). measure() serialises itself so that
+// one process never runs two measurements at once. Forked task processes that create
+// arrays of their own (aim9-shm) key them with their own pid.
 #pragma once
 
 #include <sys/types.h>
@@ -16,14 +18,17 @@
 
 namespace semsim::native {
 
-// The key of the runner array created by process `pid`.
-key_t runner_key(pid_t pid);
+constexpr int kMaxArraysPerProcess = 4;
+
+// The key of runner array number `index` (0 .. kMaxArraysPerProcess-1) of process `pid`.
+key_t runner_key(pid_t pid, int index = 0);
 
 // True when `key` follows the runner scheme (top byte 'S').
 bool is_runner_key(key_t key);
 
-// The creating pid encoded in a runner key.
+// The owning pid and the array index encoded in a runner key.
 pid_t runner_key_pid(key_t key);
+int runner_key_index(key_t key);
 
 // One SysV semaphore array present on the host, as SEM_STAT reports it.
 struct ArrayInfo {
@@ -37,18 +42,28 @@ struct ArrayInfo {
 // Arrays we cannot read (EACCES) are skipped; they are not ours.
 std::vector<ArrayInfo> list_arrays();
 
-// SEMMSL, the most semaphores one array may hold, from /proc/sys/kernel/sem (semctl
-// IPC_INFO when /proc is unreadable).
+// The host's SysV semaphore limits: /proc/sys/kernel/sem ("SEMMSL SEMMNS SEMOPM
+// SEMMNI"), or semctl(IPC_INFO) when /proc is unreadable.
+struct SemLimits {
+  int semmsl = 0;   // semaphores per array
+  long semmns = 0;  // semaphores in all arrays
+  int semopm = 0;   // sops per semop() call
+  int semmni = 0;   // arrays
+};
+SemLimits sem_limits();
+
+// SEMMSL alone (sem_limits().semmsl).
 int semmsl();
 
 // Owns one SysV array created with this process's runner key, all values 0. The
 // destructor removes it (IPC_RMID) on every path, exceptions included.
 class SemArray {
  public:
-  // Creates an array of `nsems` semaphores with key runner_key(getpid()), mode 0600,
-  // IPC_CREAT|IPC_EXCL. A stale array already holding that key (a dead process that had
-  // our pid) is removed first. Throws SimulationError when the kernel refuses.
-  explicit SemArray(int nsems);
+  // Creates an array of `nsems` semaphores with key runner_key(getpid(), index), mode
+  // 0600, IPC_CREAT|IPC_EXCL, and sets it to `initial` (one value per semaphore; empty:
+  // all 0). A stale array already holding that key (a dead process that had our pid) is
+  // removed first. Throws SimulationError when the kernel refuses.
+  explicit SemArray(int nsems, int index = 0, const std::vector<int>& initial = {});
   ~SemArray();
   SemArray(const SemArray&) = delete;
   SemArray& operator=(const SemArray&) = delete;

@@ -1,0 +1,94 @@
+// Calibration probes: small programs that measure this host's cost parameters and
+// are NOT the validated workloads (design.md section 5). Each probe is repeated; a
+// repeat's value is the lower quartile over 15 (quick) or 31 timed batches of about
+// 250 us each (a batch during which another task took the CPU only gets slower, so
+// the lower quartile ignores up to three in four such batches), and a probe reports
+// the median of its repeats and their spread (min..max). Probes that pin threads do so on threads
+// of their own, never the caller's. Internal to sim/native; calibrate.cpp turns them into a model.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace semsim::native::probes {
+
+struct Stat {
+  double median = 0;
+  double min = 0;
+  double max = 0;
+  int repeats = 0;
+};
+
+// Median and range of per-repeat values.
+Stat summarize(std::vector<double> values);
+
+struct Settings {
+  bool quick = false;
+  int repeats = 7;
+  int cpu = 0;  // the CPU single-CPU probes run on
+};
+
+// One-way cache-line transfer between two CPUs: two threads pinned to them bounce one
+// line (each waits for the other's store, then stores); half a round trip.
+Stat line_pingpong(int cpu_a, int cpu_b, const Settings& s);
+
+// lock xadd on a private, cached line (x86; elsewhere the atomic fetch_add).
+Stat atomic_rmw(const Settings& s);
+// smp_mb() as x86-64 has done it since Linux 4.15: lock addl $0 to the stack.
+Stat locked_add_fence(const Settings& s);
+// mfence (x86; elsewhere a seq_cst fence).
+Stat mfence(const Settings& s);
+// syscall(SYS_getppid): system call entry and exit with the least work inside.
+Stat syscall_getppid(const Settings& s);
+
+// The semaphore paths the derivation of semop_kernel_path uses (none of them a
+// successful semop): semtimedop that fails with EFBIG (entry, copy_from_user of the
+// sops, their scan, the ipc id lookup), semctl(GETVAL) (dispatch, lookup, permission
+// and security checks, the array's global lock), semctl(GETVAL) of a removed id
+// (dispatch and a failed lookup).
+Stat semop_efbig(const Settings& s);
+Stat semctl_getval(const Settings& s);
+Stat semctl_getval_removed(const Settings& s);
+
+// The check, not a parameter: one uncontended simple semop (-1 then +1 on a private
+// 1-semaphore array), per call; and a wait-for-zero on a 0 value.
+Stat semop_uncontended(const Settings& s);
+Stat semop_wait_for_zero(const Settings& s);
+
+// Futex wake-up ping-pong between two threads pinned to cpu_a and cpu_b (equal: the
+// same CPU). Each hand-off: the sender reads the clock, sets the word, FUTEX_WAKEs;
+// the receiver, asleep in FUTEX_WAIT, reads the clock on return. Only hand-offs where
+// the receiver really slept and the wake really woke it count; each repeat reports
+// the median hand-off. batch_policy: both threads SCHED_BATCH, which turns off wake-up
+// preemption, so on one CPU the hand-off is wake, block, switch (measurable), not a
+// preemption inside the wake call.
+struct FutexStats {
+  Stat handoff;          // sender's clock before FUTEX_WAKE -> receiver's clock after FUTEX_WAIT
+  Stat wake_call;        // duration of the sender's FUTEX_WAKE that woke the receiver
+  double preempted = 0;  // share of hand-offs where the receiver ran before the wake returned
+};
+FutexStats futex_pingpong(int cpu_a, int cpu_b, bool batch_policy, const Settings& s);
+// FUTEX_WAKE of a word nobody waits on.
+Stat futex_wake_nobody(const Settings& s);
+
+// Dependent loads: within L1 (a 16 KiB random cycle) and from memory (a random cycle of
+// cache lines over a buffer far larger than the caches: pages in random order, lines in
+// random order within each page, huge pages requested).
+Stat l1_load(const Settings& s);
+Stat memory_load(const Settings& s);
+
+// User-space work: the runner's own per-call loop around semop() (workload programs,
+// phase word, sembuf conversion, counter store, glibc wrapper) timed with a semop() that
+// the kernel rejects at entry (semid -1), minus nothing (the caller subtracts the bare
+// system call); one iteration of sem-lockunlock's busy loop (workloads::busy_loop); one
+// round of sem-scalebench's delay (workloads::bubble_sort_delay); memcpy per byte over
+// AIM9's size table within L1.
+Stat runner_loop_with_einval(const Settings& s);
+Stat busy_loop_iteration(const Settings& s);
+Stat bubble_sort_round(const Settings& s);
+Stat memcpy_byte(const Settings& s);
+
+// The TSC rate in GHz against CLOCK_MONOTONIC (x86); 0 elsewhere.
+Stat tsc_ghz(const Settings& s);
+
+}  // namespace semsim::native::probes

@@ -1,0 +1,408 @@
+#include "native/workload_runs.hpp"
+
+#include <pthread.h>
+#include <sys/sem.h>
+#include <time.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <system_error>
+#include <thread>
+
+#include "core/errors.hpp"
+#include "native/native_runner.hpp"
+#include "native/run_support.hpp"
+#include "native/task_loop.hpp"
+#include "workloads/workload_defs.hpp"
+
+namespace semsim::native::detail {
+
+namespace {
+
+using namespace semsim::workloads;
+
+// sembench's ready flags as the waker sees them: worklist_rm() tests (after a full
+// fence) and clears.
+struct SharedReady {
+  ReadyEntry* base = nullptr;
+  bool take(int worker) const {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    auto& flag = base[worker].ready;
+    if (flag.load(std::memory_order_relaxed) == 0) return false;
+    flag.store(0, std::memory_order_relaxed);
+    return true;
+  }
+};
+
+// The program of task `t` of a thread-based workload, run to its end.
+void run_thread_task(const Scenario& sc, int threads, int t, TaskEnv& env, RunShared& shared) {
+  const WorkloadSpec& w = sc.workload;
+  if (w.type == "sem-scalebench") {
+    ScalebenchProgram program(w.scalebench, t);
+    run_task(program, env);
+  } else if (w.type == "sembench") {
+    if (t < threads) {
+      SembenchWorkerProgram program(t);
+      run_task(program, env);
+    } else {
+      SembenchWakerProgram<SharedReady> program(w.sembench, threads, SharedReady{shared.ready(0)});
+      run_task(program, env);
+    }
+  } else {  // semop-multi
+    SemopMultiProgram program(parse_semop_multi_pattern(w.pattern), t, w.semaphores, sc.seed);
+    run_task(program, env);
+  }
+}
+
+// The program of task `t` of a process-based workload.
+void run_process_task(const Scenario& sc, int threads, int t, TaskEnv& env) {
+  const WorkloadSpec& w = sc.workload;
+  if (w.type == "sem-lockunlock") {
+    LockunlockProgram program(w.lockunlock, t, threads);
+    run_task(program, env);
+  } else if (w.type == "lat-sem") {
+    LatSemProgram program(t);
+    run_task(program, env);
+  } else if (w.type == "aim9-shm") {
+    Aim9Program program(w.aim9);
+    run_task(program, env);
+  } else {  // custom
+    CustomProgram program(custom_script_of(w.custom, t));
+    run_task(program, env);
+  }
+}
+
+// What a forked task process runs: its tasks, the first on its main thread, the others
+// (custom scripts sharing a process id) on threads of its own.
+struct ChildJob {
+  const Scenario* scenario = nullptr;
+  int threads = 0;
+  std::vector<int> tasks;
+  std::vector<TaskEnv>* envs = nullptr;
+};
+
+struct ThreadArg {
+  const ChildJob* job;
+  int task;
+};
+
+extern "C" void* child_thread_main(void* p) {
+  auto* arg = static_cast<ThreadArg*>(p);
+  run_process_task(*arg->job->scenario, arg->job->threads, arg->task,
+                   (*arg->job->envs)[static_cast<std::size_t>(arg->task)]);
+  return nullptr;
+}
+
+int child_main(void* p) {
+  const auto* job = static_cast<const ChildJob*>(p);
+  std::vector<ThreadArg> args;
+  std::vector<pthread_t> ids;
+  args.reserve(job->tasks.size());
+  ids.reserve(job->tasks.size());
+  for (std::size_t i = 1; i < job->tasks.size(); ++i) {
+    args.push_back(ThreadArg{job, job->tasks[i]});
+    pthread_t id;
+    if (pthread_create(&id, nullptr, child_thread_main, &args.back()) != 0) {
+      // Account for the tasks that will never start, so the runner does not wait for them.
+      RunControl& ctl = *(*job->envs)[0].ctl;
+      ctl.fail(kTaskSetup, errno, job->tasks[i]);
+      const int missing = static_cast<int>(job->tasks.size() - i);
+      ctl.ready.fetch_add(missing);
+      ctl.finished.fetch_add(missing);
+      break;
+    }
+    ids.push_back(id);
+  }
+  run_process_task(*job->scenario, job->threads, job->tasks[0],
+                   (*job->envs)[static_cast<std::size_t>(job->tasks[0])]);
+  for (pthread_t id : ids) pthread_join(id, nullptr);
+  return 0;
+}
+
+// Stops a run on every path: stop phase, start barrier released (so no task waits for
+// it forever), arrays removed (wakes sleepers with EIDRM), threads joined, processes
+// reaped (SIGKILLed after a grace period), arrays of dead task processes removed.
+class Stopper {
+ public:
+  Stopper(RunControl& ctl, ActiveArrays& arrays, std::vector<std::thread>& threads,
+          Children& children)
+      : ctl_(ctl), arrays_(arrays), threads_(threads), children_(children) {}
+  ~Stopper() { finish(0); }
+  Stopper(const Stopper&) = delete;
+  Stopper& operator=(const Stopper&) = delete;
+
+  // Returns the first abnormal end of a task process ("" if none).
+  std::string finish(int grace_ms) {
+    if (done_) return "";
+    done_ = true;
+    ctl_.phase.store(kStop, std::memory_order_seq_cst);
+    ctl_.go.store(1, std::memory_order_release);
+    futex_wake_all(ctl_.go);
+    arrays_.remove_all();
+    for (auto& th : threads_) {
+      if (th.joinable()) th.join();
+    }
+    std::string died;
+    if (children_.count() > 0) {
+      died = children_.reap_all(grace_ms);
+      cleanup_leftovers();  // arrays task processes made for themselves (aim9-shm)
+    }
+    return died;
+  }
+
+ private:
+  RunControl& ctl_;
+  ActiveArrays& arrays_;
+  std::vector<std::thread>& threads_;
+  Children& children_;
+  bool done_ = false;
+};
+
+std::string failure_text(const RunControl& ctl) {
+  const int kind = ctl.failure.load();
+  const int err = ctl.failure_errno.load();
+  const std::string task = " (task " + std::to_string(ctl.failure_task.load()) + ")";
+  switch (kind) {
+    case kPinFailed:
+      return "pinning a task to its CPU failed: " + std::string(std::strerror(err)) + task +
+             " (workload.pin = \"unpinned\" avoids pinning)";
+    case kArrayGone:
+      return "the semaphore array was removed during the run (ipcrm?)" + task;
+    case kTaskSetup:
+      return "a task process could not create its threads: " + std::string(std::strerror(err)) +
+             task;
+    case kSemopFailed:
+      return "a semaphore call failed in a task: " + std::string(std::strerror(err)) + task;
+    default:
+      return "";
+  }
+}
+
+}  // namespace
+
+RunResult run_workload_once(const Scenario& sc, int threads, const std::vector<int>& cpus) {
+  if (g_signal.load() != 0) throw Interrupted{};
+  const WorkloadSpec& w = sc.workload;
+  const int ntasks = threads + extra_tasks(w);
+  const bool processes = uses_processes(w);
+  const bool completion = runs_to_completion(w, threads);
+  const int ncpus = static_cast<int>(cpus.size());
+
+  // Declaration order is destruction order in reverse: the Stopper (last) stops and
+  // joins/reaps the tasks before the arrays and the shared memory they use go away.
+  RunShared shared(ntasks);
+  RunControl& ctl = shared.control();
+  ActiveArrays arrays(array_sizes(w, threads), initial_values(w));
+  std::vector<TaskEnv> envs(static_cast<std::size_t>(ntasks));
+  for (int t = 0; t < ntasks; ++t) {
+    TaskEnv& e = envs[static_cast<std::size_t>(t)];
+    e.ctl = &ctl;
+    e.slot = &shared.slot(t);
+    e.samples = shared.samples(t);
+    e.ready = shared.ready(t);
+    e.task = t;
+    const int index = task_cpu(w, t, threads, ncpus);
+    e.cpu = index >= 0 ? cpus[static_cast<std::size_t>(index % ncpus)] : -1;
+    for (int a = 0; a < arrays.count(); ++a) e.semids[a] = arrays.id(a);
+  }
+  std::vector<ChildJob> jobs;
+  std::vector<std::thread> workers;
+  Children children;
+  Stopper stopper(ctl, arrays, workers, children);
+
+  {
+    BlockStopSignals block;  // inherited by every task thread and process
+    if (!processes) {
+      workers.reserve(static_cast<std::size_t>(ntasks));
+      for (int t = 0; t < ntasks; ++t) {
+        try {
+          workers.emplace_back([&sc, threads, t, &envs, &shared] {
+            run_thread_task(sc, threads, t, envs[static_cast<std::size_t>(t)], shared);
+          });
+        } catch (const std::system_error& e) {
+          throw SimulationError("cannot create task thread " + std::to_string(t + 1) + " of " +
+                                std::to_string(ntasks) + ": " + e.what());
+        }
+      }
+    } else {
+      std::vector<int> group(static_cast<std::size_t>(ntasks));
+      int nprocs = ntasks;
+      if (w.type == "custom") {
+        group = custom_processes(w.custom, ntasks);
+        nprocs = *std::max_element(group.begin(), group.end()) + 1;
+      } else {
+        for (int t = 0; t < ntasks; ++t) group[static_cast<std::size_t>(t)] = t;
+      }
+      jobs.resize(static_cast<std::size_t>(nprocs));
+      for (int t = 0; t < ntasks; ++t)
+        jobs[static_cast<std::size_t>(group[static_cast<std::size_t>(t)])].tasks.push_back(t);
+      for (auto& job : jobs) {
+        job.scenario = &sc;
+        job.threads = threads;
+        job.envs = &envs;
+        children.spawn(child_main, &job);
+      }
+    }
+  }
+
+  // A slice of waiting: checks for a signal, for task processes that died, and for
+  // task failures. `exit0_ok`: task processes may end (their programs are finite).
+  const bool finite_tasks = completion || w.type == "custom";
+  auto wait_slice = [&](int ms) {
+    if (processes) {
+      const std::string died = children.poll(ms, finite_tasks);
+      if (g_signal.load() != 0) throw Interrupted{};
+      if (!died.empty()) throw SimulationError(died + " during the run");
+    } else {
+      struct timespec ts {
+        0, static_cast<long>(ms) * 1'000'000
+      };
+      nanosleep(&ts, nullptr);
+      if (g_signal.load() != 0) throw Interrupted{};
+    }
+    if (ctl.failure.load() != kNone) throw SimulationError(failure_text(ctl));
+  };
+  auto wait_until = [&](std::int64_t deadline, bool stop_when_all_finished) {
+    for (;;) {
+      const std::int64_t now = monotonic_ns();
+      if (now >= deadline) return;
+      if (stop_when_all_finished && ctl.finished.load() >= ntasks) return;
+      wait_slice(static_cast<int>(std::clamp<std::int64_t>((deadline - now) / 1'000'000, 1, 10)));
+    }
+  };
+
+  // Start barrier: every task pinned and waiting.
+  const std::int64_t ready_deadline = monotonic_ns() + 60'000'000'000LL;
+  while (ctl.ready.load() < ntasks) {
+    if (monotonic_ns() > ready_deadline) throw SimulationError("task start timed out after 60 s");
+    wait_slice(1);
+  }
+  if (ctl.failure.load() != kNone) throw SimulationError(failure_text(ctl));
+
+  const auto n = static_cast<std::size_t>(ntasks);
+  std::vector<std::uint64_t> c0(n, 0), c1(n, 0), r0(n, 0), r1(n, 0);
+  auto read_counters = [&](std::vector<std::uint64_t>& ops, std::vector<std::uint64_t>& rounds) {
+    for (std::size_t i = 0; i < n; ++i) {
+      ops[i] = shared.slot(static_cast<int>(i)).ops.load(std::memory_order_relaxed);
+      rounds[i] = shared.slot(static_cast<int>(i)).rounds.load(std::memory_order_relaxed);
+    }
+  };
+  auto last_finish = [&] {
+    std::int64_t last = 0;
+    for (int i = 0; i < ntasks; ++i) last = std::max(last, shared.slot(i).finish_ns);
+    return last;
+  };
+
+  std::int64_t t0 = 0;
+  std::int64_t t1 = 0;
+  auto start = [&] {
+    ctl.go.store(1, std::memory_order_release);
+    futex_wake_all(ctl.go);
+  };
+  RunResult result;
+  if (w.type == "sem-lockunlock") {
+    // Started by SETALL once every task sleeps on its lock; ended by the parent's
+    // wait-for-zero on the completion counter.
+    ctl.phase.store(kWindow, std::memory_order_release);
+    start();
+    const int id = arrays.id(0);
+    const int locks = w.lockunlock.semaphores;
+    for (;;) {
+      int sleeping = 0;
+      for (int i = 0; i < locks; ++i) sleeping += std::max(0, semctl(id, i, GETNCNT));
+      if (sleeping >= threads) break;
+      wait_slice(1);
+    }
+    const std::vector<int> values = lockunlock_start_values(w.lockunlock, threads);
+    std::vector<unsigned short> set(values.begin(), values.end());
+    SemctlArg arg{};
+    arg.array = set.data();
+    t0 = monotonic_ns();
+    if (semctl(id, 0, SETALL, arg) < 0) {
+      throw SimulationError(std::string("semctl(SETALL) failed: ") + std::strerror(errno));
+    }
+    const ipc::Sembuf wait = lockunlock_parent_wait(w.lockunlock);
+    struct sembuf op {};
+    op.sem_num = static_cast<unsigned short>(wait.sem_num);
+    op.sem_op = 0;
+    op.sem_flg = 0;
+    const struct timespec slice { 0, 10'000'000 };
+    for (;;) {
+      if (semtimedop(id, &op, 1, &slice) == 0) break;
+      const int err = errno;
+      if (err != EAGAIN && err != EINTR) {
+        if (g_signal.load() != 0) throw Interrupted{};
+        throw SimulationError(std::string("the parent's wait-for-zero failed: ") +
+                              std::strerror(err));
+      }
+      wait_slice(0);
+    }
+    t1 = monotonic_ns();
+    read_counters(c1, r1);
+    result.loops_per_task = lockunlock_loops_per_task(w.lockunlock, threads);
+  } else if (completion) {
+    // custom with finite scripts: from the start to the last task's end, or to
+    // duration_ms at the latest (a script may block for ever).
+    ctl.phase.store(kWindow, std::memory_order_release);
+    t0 = monotonic_ns();
+    start();
+    wait_until(t0 + static_cast<std::int64_t>(sc.duration_ms * 1e6), true);
+    t1 = monotonic_ns();
+    read_counters(c1, r1);
+    if (ctl.finished.load() >= ntasks) t1 = std::clamp(last_finish(), t0 + 1, t1);
+  } else {
+    start();
+    wait_until(monotonic_ns() + static_cast<std::int64_t>(sc.warmup_ms * 1e6), false);
+    ctl.phase.store(kWindow, std::memory_order_release);
+    t0 = monotonic_ns();
+    read_counters(c0, r0);
+    wait_until(t0 + static_cast<std::int64_t>(sc.duration_ms * 1e6), true);
+    t1 = monotonic_ns();
+    read_counters(c1, r1);
+    if (ctl.finished.load() >= ntasks) t1 = std::clamp(last_finish(), t0 + 1, t1);
+  }
+
+  const std::string died = stopper.finish(2000);
+  if (g_signal.load() != 0) throw Interrupted{};
+  if (!died.empty()) throw SimulationError(died);
+  if (ctl.failure.load() != kNone) throw SimulationError(failure_text(ctl));
+
+  result.window_s = static_cast<double>(t1 - t0) * 1e-9;
+  result.tasks = threads;
+  result.completed = true;
+  for (int i = 0; i < threads; ++i) {
+    if (shared.slot(i).finish_ns == 0) result.completed = false;
+  }
+  for (int i = 0; i < ntasks; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    const TaskSlot& slot = shared.slot(i);
+    const std::uint64_t ops = c1[k] - c0[k];
+    const std::uint64_t rounds = r1[k] - r0[k];
+    result.ops_total += ops;
+    result.eagain += slot.eagain;
+    if (i >= threads) {  // sembench's waker
+      result.waker_calls += ops;
+      result.waker_rounds += rounds;
+      continue;
+    }
+    result.rounds_total += rounds;
+    result.per_task_ops.push_back(ops);
+    result.per_task_rounds.push_back(rounds);
+    result.voluntary.push_back(slot.nvcsw);
+    result.involuntary.push_back(slot.nivcsw);
+    result.voluntary_total += slot.nvcsw;
+    result.involuntary_total += slot.nivcsw;
+    result.cpu.push_back(slot.cpu);
+    const std::uint64_t* samples = shared.samples(i);
+    for (std::uint32_t s = 0; s < slot.nsamples; ++s)
+      result.samples.emplace_back(samples[s], slot.sample_stride);
+  }
+  result.ops_per_s =
+      result.window_s > 0 ? static_cast<double>(result.ops_total) / result.window_s : 0.0;
+  return result;
+}
+
+}  // namespace semsim::native::detail

@@ -1,0 +1,146 @@
+// Tests of the host calibration (sim/native/calibrate*.cpp): one quick run (a few
+// seconds) whose model the machine loader and the simulator's topology accept, with
+// every parameter sourced and every value of a sane order of magnitude for any x86 or
+// ARM host of the last twenty years, physical or virtual. Speed is never asserted.
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "config/machine_config.hpp"
+#include "core/errors.hpp"
+#include "machine/topology.hpp"
+#include "native/calibrate.hpp"
+#include "native/calibrate_probes.hpp"
+#include "native/native_runner.hpp"
+#include "native/sysv_array.hpp"
+
+namespace semsim::native {
+namespace {
+
+namespace fs = std::filesystem;
+
+double value(const Json& m, const std::string& group, const std::string& key) {
+  return group.empty() ? m.at(key).at("value").get<double>()
+                       : m.at(group).at(key).at("value").get<double>();
+}
+
+void expect_between(double v, double lo, double hi, const std::string& what) {
+  EXPECT_GE(v, lo) << what;
+  EXPECT_LE(v, hi) << what;
+}
+
+TEST(Calibrate, QuickRunWritesAModelTheLoaderAndTopologyAccept) {
+  const fs::path dir = fs::temp_directory_path() / ("semsim-calib-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const fs::path file = dir / "testbox.json";
+  const std::string text = calibrate_to_file(file.string(), true);
+  const Json m = Json::parse(text);
+
+  // The file holds the same model, named by its stem, and loads as a machine.
+  std::ifstream in(file);
+  ASSERT_TRUE(in.good());
+  EXPECT_EQ(Json::parse(in), m);
+  EXPECT_EQ(m.at("name"), "testbox");
+  const config::MachineParams params = config::load_machine(file.string());
+  EXPECT_EQ(params.cpus, host_info().cpus);
+  const machine::Topology topo(params);  // the simulator's own checks (latency matrix)
+  EXPECT_EQ(topo.cpus(), params.cpus);
+  EXPECT_EQ(topo.has_latency_matrix(), params.cpus > 1);
+  fs::remove_all(dir);
+
+  // Orders of magnitude, in ns.
+  expect_between(value(m, "costs_ns", "syscall"), 10, 100'000, "syscall");
+  expect_between(value(m, "costs_ns", "atomic_rmw"), 0.2, 500, "atomic_rmw");
+  expect_between(value(m, "costs_ns", "full_fence"), 0.2, 500, "full_fence");
+  expect_between(value(m, "costs_ns", "l1_hit"), 0.1, 20, "l1_hit");
+  expect_between(value(m, "", "memory_latency_ns"), 10, 5'000, "memory_latency_ns");
+  EXPECT_GT(value(m, "", "memory_latency_ns"), value(m, "costs_ns", "l1_hit"));
+  expect_between(value(m, "costs_ns", "semop_kernel_path"), 1, 100'000, "semop_kernel_path");
+  expect_between(value(m, "costs_ns", "context_switch"), 1, 1'000'000, "context_switch");
+  expect_between(value(m, "costs_ns", "wakeup_waker"), 1, 10'000'000, "wakeup_waker");
+  expect_between(value(m, "costs_ns", "wakeup_latency"), 1, 10'000'000, "wakeup_latency");
+  expect_between(value(m, "costs_ns", "user_loop_iteration"), 0.1, 10'000, "user_loop_iteration");
+  expect_between(value(m, "costs_ns", "bubble_sort_round"), 10, 100'000, "bubble_sort_round");
+  expect_between(value(m, "costs_ns", "memcpy_byte"), 0.0005, 10, "memcpy_byte");
+  expect_between(value(m, "", "clock_ghz"), 0.2, 10, "clock_ghz");
+  for (const auto& [cls, p] : m.at("latency_ns").items()) {
+    expect_between(p.at("value").get<double>(), 1, 100'000, "latency_ns." + cls);
+  }
+
+  // Every parameter says where it comes from: a probe, or an assumption marked as such.
+  int probed = 0;
+  for (const auto* group : {"costs_ns", "latency_ns"}) {
+    for (const auto& [key, p] : m.at(group).items()) {
+      const std::string src = p.at("source");
+      const bool from_probe = src.rfind("calibration probe", 0) == 0;
+      const bool assumption = src.rfind("assumption: ", 0) == 0;
+      EXPECT_TRUE(from_probe || assumption) << key << ": " << src;
+      probed += from_probe ? 1 : 0;
+    }
+  }
+  EXPECT_GE(probed, 11);
+  EXPECT_EQ(
+      m.at("costs_ns").at("time_slice").at("source").get<std::string>().rfind("assumption: ", 0),
+      0u);
+  EXPECT_EQ(m.at("costs_ns").at("ipi").at("source").get<std::string>().rfind("assumption: ", 0),
+            0u);
+
+  // semop_kernel_path is derived without a successful semop: not from the check.
+  const std::string kpath = m.at("costs_ns").at("semop_kernel_path").at("source");
+  EXPECT_NE(kpath.find("semop_efbig"), std::string::npos) << kpath;
+  EXPECT_NE(kpath.find("semctl_getval"), std::string::npos) << kpath;
+  EXPECT_EQ(kpath.find("semop_uncontended"), std::string::npos) << kpath;
+
+  // The check is reported apart, and an uncontended semop costs more than a bare syscall.
+  const Json& checks = m.at("provenance").at("checks");
+  EXPECT_GT(checks.at("semop_uncontended_ns").at("median").get<double>(),
+            value(m, "costs_ns", "syscall"));
+  EXPECT_NEAR(checks.at("syscall_plus_kernel_path_plus_lock_ns").get<double>(),
+              value(m, "costs_ns", "syscall") + value(m, "costs_ns", "semop_kernel_path") +
+                  value(m, "costs_ns", "atomic_rmw"),
+              1e-6);
+
+  // Topology and the measured pairs.
+  const int n = m.at("cpus");
+  const Json& t = m.at("topology");
+  EXPECT_EQ(t.at("sockets").get<int>() * t.at("dies_per_socket").get<int>() *
+                t.at("cores_per_die").get<int>() * t.at("threads_per_core").get<int>(),
+            n);
+  EXPECT_EQ(m.at("provenance").at("probes").at("line_pingpong").size(),
+            static_cast<std::size_t>(n * (n - 1) / 2));
+  if (n > 1) {
+    const Json& matrix = m.at("latency_matrix_ns").at("matrix");
+    ASSERT_EQ(matrix.size(), static_cast<std::size_t>(n));
+    for (int a = 0; a < n; ++a)
+      for (int b = 0; b < n; ++b)
+        if (a != b) {
+          EXPECT_GT(matrix[a][b].get<double>(), 0.0);
+          EXPECT_EQ(matrix[a][b], matrix[b][a]);
+        }
+  }
+  // Calibration arrays are gone.
+  for (const ArrayInfo& a : list_arrays()) {
+    EXPECT_FALSE(is_runner_key(a.key) && runner_key_pid(a.key) == getpid());
+  }
+}
+
+TEST(Calibrate, UnwritableDestinationIsRefusedBeforeMeasuring) {
+  EXPECT_THROW(calibrate_to_file("/nonexistent-semsim-dir/host.json", true), InputError);
+}
+
+TEST(Calibrate, SummaryIsMedianAndRange) {
+  const probes::Stat s = probes::summarize({5, 1, 3, 9});
+  EXPECT_DOUBLE_EQ(s.median, 4.0);
+  EXPECT_DOUBLE_EQ(s.min, 1.0);
+  EXPECT_DOUBLE_EQ(s.max, 9.0);
+  EXPECT_EQ(s.repeats, 4);
+  EXPECT_EQ(probes::summarize({}).repeats, 0);
+}
+
+}  // namespace
+}  // namespace semsim::native
