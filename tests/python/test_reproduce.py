@@ -1,0 +1,67 @@
+"""`semsim reproduce` at reduced durations: the targets that the model meets
+are asserted; the known misses are listed (with the model limitation behind
+each in the issue note) and reported, not hidden."""
+from __future__ import annotations
+
+import pytest
+
+from semsim import reproduce as rp
+
+SMALL = rp.Settings(duration_ms=4.0, warmup_ms=0.5, seeds=1)
+
+
+@pytest.fixture(scope="module")
+def results():
+    out = rp.reproduce(SMALL, only=["xeon24", "laptop4", "aim9", "swingbench"], workers=2)
+    return {r.target.name: r for r in out}
+
+
+def _check(result, prefix):
+    matches = [c for c in result.checks if c.what.startswith(prefix)]
+    assert matches, f"no check starting with {prefix!r}"
+    return matches[0]
+
+
+def test_every_target_runs(results):
+    for name, r in results.items():
+        assert not r.error, f"{name}: {r.error}"
+        assert r.checks and r.rows
+
+
+@pytest.mark.parametrize("prefix", [
+    "vanilla: peak at N=10",
+    "vanilla: peak / plateau",
+    "vanilla: flat plateau",
+    "per-sem: rising",
+    "rwlock/vanilla at N=10 ",
+    "per-sem/vanilla at N=10 ",
+    "per-sem/vanilla at N=100 ",
+])
+def test_xeon24_shape_and_ratios(results, prefix):
+    c = _check(results["xeon24"], prefix)
+    assert c.passed, f"{c.what}: published {c.published}, predicted {c.predicted}"
+
+
+@pytest.mark.parametrize("prefix", ["3.9 _raw_spin_lock share", "3.10-rc2 _raw_spin_lock share"])
+def test_laptop4_spin_shares(results, prefix):
+    c = _check(results["laptop4"], prefix)
+    assert c.passed, f"{c.what}: published {c.published}, predicted {c.predicted}"
+
+
+def test_aim9_hysteresis_recovers_the_fence(results):
+    c = _check(results["aim9"], "hysteresis (4.11) recovers it")
+    assert c.passed, c.predicted
+    fence = _check(results["aim9"], "complex_mode (4.9 smp_mb)")
+    assert float(fence.predicted.rstrip(" %")) < 0, "the fence must cost something"
+
+
+def test_swingbench_per_sem_lock_stays_below_global_lock(results):
+    c = _check(results["swingbench"], "per_sem_lock: contention stays low")
+    assert c.passed, c.predicted
+
+
+def test_report_and_plots(results, tmp_path):
+    path = rp.write_report(list(results.values()), tmp_path, SMALL)
+    text = path.read_text()
+    assert "| check | published | predicted | result |" in text
+    assert rp.write_plots(list(results.values()), tmp_path)
