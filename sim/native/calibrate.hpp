@@ -28,7 +28,8 @@
 //                         at entry, minus the bare syscall
 //   bubble_sort_round     workloads::bubble_sort_delay; memcpy_byte: AIM9's sizes in L1
 //   clock_ghz             TSC against CLOCK_MONOTONIC
-//   ipi, time_slice       assumptions (no probe separates them)
+//   time_slice            two CPU-bound threads on one CPU: their uninterrupted run lengths
+//   ipi                   assumption (no probe separates it)
 // The uncontended simple semop is measured as a CHECK of the model (provenance.checks),
 // never used to set a parameter.
 #pragma once

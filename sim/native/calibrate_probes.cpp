@@ -525,6 +525,41 @@ Stat memcpy_byte(const Settings& s) {
   return per_table;
 }
 
+Stat time_slice(const Settings& s) {
+  const std::int64_t span = s.quick ? 150'000'000 : 1'000'000'000;
+  constexpr std::int64_t kGap = 50'000;
+  std::vector<double> reps;
+  for (int r = 0; r < s.repeats; ++r) {
+    std::vector<double> runs[2];
+    std::latch start(2);
+    auto spin = [&](int who) {
+      detail::pin_current_thread(s.cpu);
+      start.arrive_and_wait();
+      const std::int64_t end = monotonic_ns() + span;
+      std::int64_t run_start = monotonic_ns();
+      std::int64_t last = run_start;
+      for (;;) {
+        const std::int64_t now = monotonic_ns();
+        if (now - last > kGap) {
+          runs[who].push_back(static_cast<double>(last - run_start));
+          run_start = now;
+        }
+        last = now;
+        if (now >= end) break;
+      }
+    };
+    std::thread a(spin, 0), b(spin, 1);
+    a.join();
+    b.join();
+    std::vector<double> all;
+    for (auto& v : runs) {
+      if (v.size() > 2) all.insert(all.end(), v.begin() + 1, v.end() - 1);
+    }
+    if (!all.empty()) reps.push_back(median_of(all));
+  }
+  return summarize(reps);
+}
+
 Stat tsc_ghz(const Settings& s) {
 #if defined(__x86_64__) || defined(__i386__)
   std::vector<double> reps;

@@ -88,6 +88,13 @@ Stat busy_loop_iteration(const Settings& s);
 Stat bubble_sort_round(const Settings& s);
 Stat memcpy_byte(const Settings& s);
 
+// The scheduler's time slice as this host applies it: two CPU-bound threads pinned to
+// one CPU, each reading the clock in a tight loop; a gap of more than 50 us in a
+// thread's readings ends one of its runs. The median run length (the first and last
+// run of each thread dropped). On a kernel with a coarse tick this is the tick-rounded
+// slice, not sysctl_sched_base_slice.
+Stat time_slice(const Settings& s);
+
 // The TSC rate in GHz against CLOCK_MONOTONIC (x86); 0 elsewhere.
 Stat tsc_ghz(const Settings& s);
 
