@@ -123,8 +123,12 @@ MachineParams parse_machine(const Json& doc, const std::string& where) {
   m.bubble_sort_round = param_ticks(c, cp, "bubble_sort_round", false);
   m.time_slice = param_ticks(c, cp, "time_slice");
   m.memcpy_byte_ns = param(c, cp, "memcpy_byte", false, 0);
+  // Optional: without a probe, one cycle of the model's clock (an assumption:
+  // a volatile increment loop retires about one iteration per cycle).
+  m.busy_loop_iteration_ns = param(c, cp, "busy_loop_iteration", false, -1);
   m.clock_ghz = doc.contains("clock_ghz") ? param(doc, path, "clock_ghz") : 0;
   if (m.time_slice <= 0) fail(cp + ".time_slice", "must be > 0");
+  if (m.busy_loop_iteration_ns < 0) m.busy_loop_iteration_ns = m.clock_ghz > 0 ? 1.0 / m.clock_ghz : 0.5;
   // Every distance class that can occur on this topology needs a latency.
   auto need = [&](bool occurs, Tick v, const char* key) {
     if (occurs && v < 0) fail(lp + "." + key, "is required: this topology has CPU pairs at that distance");

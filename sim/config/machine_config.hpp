@@ -28,6 +28,7 @@ struct MachineParams {
   Tick syscall = 0, semop_kernel_path = 0;
   Tick context_switch = 0, wakeup_waker = 0, wakeup_latency = 0, ipi = 0;
   Tick user_loop_iteration = 0, bubble_sort_round = 0, time_slice = 0;
+  double busy_loop_iteration_ns = 0;  // one iteration of an empty volatile counting loop
   double memcpy_byte_ns = 0;
   double clock_ghz = 0;
 

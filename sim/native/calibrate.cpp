@@ -527,14 +527,13 @@ Json calibrate(bool quick, const std::string& name) {
   const Derived user = derive({{1, "runner_loop_einval", loop}, {-1, "getppid", sys}});
   costs["user_loop_iteration"] = derived_param(
       user, "runner_loop_einval, getppid",
-      fmt::format(
-          "the native runner's own user-space work per semop() call (task program, phase "
-          "word, sembuf conversion, counter store, glibc wrapper), timed around a semop() "
-          "the kernel rejects at entry (semid -1), minus the bare syscall; one iteration of "
-          "sem-lockunlock's empty busy loop is a different figure: {} (provenance.probes."
-          "busy_loop_iteration)",
-          stat_text(busy)),
+      "the native runner's own user-space work per semop() call (task program, phase "
+      "word, sembuf conversion, counter store, glibc wrapper), timed around a semop() "
+      "the kernel rejects at entry (semid -1), minus the bare syscall; one iteration of "
+      "sem-lockunlock's empty busy loop is a different figure: busy_loop_iteration",
       0.5);
+  costs["busy_loop_iteration"] = measured(
+      busy, "busy_loop_iteration", "one iteration of sem-lockunlock's empty volatile loop (workloads::busy_loop)");
   costs["bubble_sort_round"] =
       measured(bubble, "bubble_sort_round",
                "one round of sem-scalebench's delay (workloads::bubble_sort_delay)");

@@ -35,7 +35,7 @@ void charge_user_work(const SimContext& ctx, Task& t, const Step& s) {
   InFunc in(t, Func::User);
   Tick work = p.user_loop_iteration;
   work += static_cast<Tick>(s.delay_rounds) * p.bubble_sort_round;
-  work += s.busy_loops * p.user_loop_iteration;
+  work += ns_to_ticks(p.busy_loop_iteration_ns * static_cast<double>(s.busy_loops));
   work += ns_to_ticks(p.memcpy_byte_ns * s.memcpy_bytes);
   work += s.think_ns * kTicksPerNs;
   t.charge(work);
