@@ -259,6 +259,8 @@ def test_numbering_examples():
 
 def test_time_slice_follows_cfs_default(model):
     m, _ = model
+    if "generator" in m.get("provenance", {}):
+        pytest.skip("a calibrated model carries the measured slice, not the formula")
     factor = 1 + int(math.log2(min(m["cpus"], 8)))
     assert m["costs_ns"]["time_slice"]["value"] == pytest.approx(750_000 * factor)
 
