@@ -25,6 +25,25 @@ Enum pick(const Json& v, const std::string& path,
   return table.front().second;
 }
 
+// The allocation headers before struct sem_array, by name.
+const std::vector<std::pair<std::string, int>>& header_table() {
+  static const std::vector<std::pair<std::string, int>> t = {
+      {"ipc_rcu16", 16},  // <= 3.9: ipc_rcu_alloc()'s HDRLEN_KMALLOC
+      {"ipc_rcu24", 24},  // 3.10: struct ipc_rcu with an atomic refcount, unaligned
+      {"ipc_rcu64", 64},  // 3.11-4.12: struct ipc_rcu ____cacheline_aligned_in_smp
+      {"none", 0},        // 4.13+: rcu and refcount in kern_ipc_perm
+  };
+  return t;
+}
+
+const std::vector<std::string>& policy_keys() {
+  static const std::vector<std::string> k = {
+      "base",         "spinlock",    "sem_lock",      "fence",  "hysteresis",        "sem_layout",
+      "array_layout", "otime",       "otime_all_ops", "queues", "missed_wakeup_fix", "wakeup",
+      "header",       "header_bytes"};
+  return k;
+}
+
 }  // namespace
 
 ipc::KernelPolicy parse_kernel(const Json& kernel) {
@@ -35,9 +54,7 @@ ipc::KernelPolicy parse_kernel(const Json& kernel) {
   if (!kernel.is_object())
     fail("kernel", fmt::format("must be a generation id ({}) or an object {{\"base\": id, ...}}",
                                join(generation_ids())));
-  reject_unknown_keys(kernel, "kernel",
-                      {"base", "spinlock", "sem_lock", "fence", "hysteresis", "sem_layout", "otime",
-                       "otime_all_ops", "wakeup", "header_bytes"});
+  reject_unknown_keys(kernel, "kernel", policy_keys());
   auto base = as_choice(require(kernel, "kernel", "base"), "kernel.base", generation_ids());
   ipc::KernelPolicy p = *ipc::find_generation(base);
   std::string id = base;
@@ -45,38 +62,64 @@ ipc::KernelPolicy parse_kernel(const Json& kernel) {
     if (key == "base") continue;
     const std::string path = "kernel." + key;
     id += fmt::format("+{}={}", key, v.is_string() ? v.get<std::string>() : v.dump());
-    if (key == "spinlock")
+    if (key == "spinlock") {
       p.spinlock = pick<ipc::SpinlockKind>(
           v, path, {{"ticket", ipc::SpinlockKind::Ticket}, {"queued", ipc::SpinlockKind::Queued}});
-    else if (key == "sem_lock")
+    } else if (key == "sem_lock") {
       p.sem_lock = pick<ipc::LockProtocol>(v, path,
                                            {{"global_lock", ipc::LockProtocol::GlobalLock},
+                                            {"rwlock", ipc::LockProtocol::RwLock},
+                                            {"per_sem_lock", ipc::LockProtocol::PerSemLock},
+                                            {"wait_array", ipc::LockProtocol::WaitArray},
+                                            {"complex_mode", ipc::LockProtocol::ComplexMode},
                                             {"hysteresis", ipc::LockProtocol::Hysteresis}});
-    else if (key == "fence")
+    } else if (key == "fence") {
       p.fence = pick<ipc::FastPathFence>(v, path,
                                          {{"none", ipc::FastPathFence::None},
                                           {"full", ipc::FastPathFence::Full},
                                           {"rmb", ipc::FastPathFence::ReadOnly}});
-    else if (key == "hysteresis")
+    } else if (key == "hysteresis") {
       p.hysteresis = static_cast<int>(as_int(v, path, 1, 1000000));
-    else if (key == "sem_layout")
+    } else if (key == "sem_layout") {
       p.sem_layout = pick<ipc::SemLayout>(v, path,
                                           {{"packed24", ipc::SemLayout::Packed24},
                                            {"packed32", ipc::SemLayout::Packed32},
                                            {"unaligned48", ipc::SemLayout::Unaligned48},
+                                           {"unaligned56", ipc::SemLayout::Unaligned56},
                                            {"aligned64", ipc::SemLayout::Aligned64}});
-    else if (key == "otime")
+    } else if (key == "array_layout") {
+      p.array_layout =
+          pick<ipc::ArrayLayoutKind>(v, path,
+                                     {{"v3_9", ipc::ArrayLayoutKind::V3_9},
+                                      {"v3_10_split", ipc::ArrayLayoutKind::V3_10Split},
+                                      {"v3_11", ipc::ArrayLayoutKind::V3_11},
+                                      {"v4_8", ipc::ArrayLayoutKind::V4_8},
+                                      {"current", ipc::ArrayLayoutKind::Current}});
+    } else if (key == "otime") {
       p.otime = pick<ipc::OtimeLocation>(
           v, path, {{"array", ipc::OtimeLocation::Array}, {"per_sem", ipc::OtimeLocation::PerSem}});
-    else if (key == "otime_all_ops")
+    } else if (key == "otime_all_ops") {
       p.otime_all_ops = as_bool(v, path);
-    else if (key == "wakeup")
-      p.wakeup = pick<ipc::WakeupDelivery>(v, path,
-                                           {{"in_wakeup", ipc::WakeupDelivery::InWakeup},
-                                            {"wake_q", ipc::WakeupDelivery::WakeQ}});
-    else if (key == "header_bytes")
+    } else if (key == "queues") {
+      p.queues = pick<ipc::QueueScheme>(v, path,
+                                        {{"global", ipc::QueueScheme::Global},
+                                         {"one_list", ipc::QueueScheme::OneList},
+                                         {"merged", ipc::QueueScheme::Merged}});
+    } else if (key == "missed_wakeup_fix") {
+      p.missed_wakeup_fix = as_bool(v, path);
+    } else if (key == "wakeup") {
+      p.wakeup = pick<ipc::WakeupDelivery>(
+          v, path,
+          {{"in_wakeup", ipc::WakeupDelivery::InWakeup}, {"wake_q", ipc::WakeupDelivery::WakeQ}});
+    } else if (key == "header") {
+      p.header_bytes = pick<int>(v, path, header_table());
+    } else if (key == "header_bytes") {
       p.header_bytes = static_cast<int>(as_int(v, path, 0, 4096));
+    }
   }
+  if (kernel.contains("header") && kernel.contains("header_bytes"))
+    fail("kernel.header_bytes", "give either header (a name) or header_bytes, not both");
+  for (const auto& problem : ipc::check_policy(p)) fail("kernel." + problem.field, problem.what);
   p.id = id;
   return p;
 }

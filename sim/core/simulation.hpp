@@ -43,6 +43,8 @@ class Actor {
   // having to sleep until then (a kernel timer event).
   void unpark_at(Tick date);
   int id() const { return id_; }
+  // The simulation this actor belongs to (e.g. to schedule a timer with at()).
+  Simulation& simulation() const { return sim_; }
 
  private:
   friend class Simulation;

@@ -1,13 +1,17 @@
 // Linux 4.11+ and current 6.x: per-semaphore locks for simple operations, the
-// array lock for complex ones, and use_global_lock with hysteresis.
+// array lock for complex ones, and use_global_lock with hysteresis
+// ("ipc/sem.c: avoid using spin_unlock_wait()", 27d7be1801a4, and "ipc/sem:
+// add hysteresis", 9de5ab8a2eee).
 //
 // sem_lock() fast path: a plain read of use_global_lock; if 0, spin_lock() the
-// semaphore's own lock and confirm with a load-acquire. No full fence (4.11
-// "avoid using spin_unlock_wait()"). Entering global mode from 0 does a
-// lock/unlock of every semaphore's lock (complexmode_enter); every global-mode
-// unlock without sleeping complex ops decrements the counter
-// (complexmode_tryleave), so after a complex op the array stays in global
-// mode for USE_GLOBAL_LOCK_HYSTERESIS operations. newary() leaves it at 9.
+// semaphore's own lock and confirm with a load-acquire. No full fence.
+// Entering global mode from 0 does a lock/unlock of every semaphore's lock
+// (complexmode_enter); every global-mode unlock without sleeping complex ops
+// decrements the counter (complexmode_tryleave), so after a complex op the
+// array stays in global mode for USE_GLOBAL_LOCK_HYSTERESIS operations.
+// newary() leaves it at 9: a fresh array runs its first 9 operations under
+// the array lock. Wakeups go through wake_q (4.10, 9ae949fa382b); struct sem
+// is embedded in the array (4.13); the queues are 3.11's (gen_split_queues.cpp).
 #include "ipc/kernel_policy.hpp"
 #include "ipc/sem_kernel.hpp"
 
@@ -23,8 +27,11 @@ KernelPolicy hysteresis_policy() {
   p.fence = FastPathFence::None;
   p.hysteresis = 10;
   p.sem_layout = SemLayout::Aligned64;
+  p.array_layout = ArrayLayoutKind::Current;
   p.otime = OtimeLocation::PerSem;
   p.otime_all_ops = true;
+  p.queues = QueueScheme::Merged;
+  p.missed_wakeup_fix = true;
   p.wakeup = WakeupDelivery::WakeQ;
   p.header_bytes = 0;  // kvzalloc(struct_size(sma, sems, nsems)), no separate header
   return p;
@@ -32,40 +39,39 @@ KernelPolicy hysteresis_policy() {
 
 namespace {
 
-using machine::Func;
-using machine::InFunc;
 using machine::Task;
 
 class HysteresisGeneration final : public Generation {
  public:
-  void newary(SemArray& sma) override {
+  void newary(SemKernel& k) override {
     // newary() sets use_global_lock = HYSTERESIS; its own sem_unlock(-1) takes one off.
-    sma.use_global_lock = sma.policy.hysteresis - 1;
+    k.array().use_global_lock = k.policy().hysteresis - 1;
   }
 
   int sem_lock(SemKernel& k, Task& t, std::span<const Sembuf> sops) override {
     auto& sma = k.array();
-    InFunc in(t, Func::SemLock);
-    auto& mode_line = sma.line_at(sma.layout.mode_flag);
     if (sops.size() != 1) {
-      k.lock(t, *sma.array_lock);
+      k.spin_lock(t, kGlobalLock);
       complexmode_enter(k, t);
       return kGlobalLock;
     }
     const int n = sops[0].sem_num;
-    auto& sem_lock = *sma.sem_locks[static_cast<std::size_t>(n)];
-    k.read(t, mode_line);  // READ_ONCE(sma->use_global_lock)
+    k.read(t, Field::Nsems);  // array_index_nospec(sops->sem_num, sma->sem_nsems)
+    k.sched_point(t, "read mode flag");
+    k.read(t, Field::ModeFlag);  // READ_ONCE(sma->use_global_lock)
     if (sma.use_global_lock == 0) {
-      k.lock(t, sem_lock);
-      if (sma.policy.fence == FastPathFence::Full) k.fence(t);
-      k.read(t, mode_line);                    // smp_load_acquire(&sma->use_global_lock)
+      k.spin_lock(t, n);
+      k.fast_path_fence(t);  // none since 4.11; a what-if may add one
+      k.sched_point(t, "recheck mode flag");
+      k.read(t, Field::ModeFlag);              // smp_load_acquire(&sma->use_global_lock)
       if (sma.use_global_lock == 0) return n;  // fast path
-      k.unlock(t, sem_lock);
+      k.spin_unlock(t, n);
     }
-    k.lock(t, *sma.array_lock);
+    k.spin_lock(t, kGlobalLock);
+    k.read(t, Field::ModeFlag);
     if (sma.use_global_lock == 0) {
-      k.lock(t, sem_lock);
-      k.unlock(t, *sma.array_lock);
+      k.spin_lock(t, n);
+      k.spin_unlock(t, kGlobalLock);
       return n;
     }
     return kGlobalLock;
@@ -74,28 +80,37 @@ class HysteresisGeneration final : public Generation {
   void sem_unlock(SemKernel& k, Task& t, int locknum) override {
     auto& sma = k.array();
     if (locknum != kGlobalLock) {
-      k.unlock(t, *sma.sem_locks[static_cast<std::size_t>(locknum)]);
+      k.spin_unlock(t, locknum);
       return;
     }
     // complexmode_tryleave(): stay global while complex ops sleep.
+    k.read(t, Field::ComplexCount);
     if (sma.complex_count == 0) {
-      k.write(t, sma.line_at(sma.layout.mode_flag));
-      --sma.use_global_lock;
+      k.sched_point(t, "write mode flag");
+      k.write(t, Field::ModeFlag);
+      // Back to 0 with smp_store_release(): simple ops may run from here.
+      if (--sma.use_global_lock == 0) k.cs_released(t);
     }
-    k.unlock(t, *sma.array_lock);
+    k.spin_unlock(t, kGlobalLock);
   }
 
  private:
   static void complexmode_enter(SemKernel& k, Task& t) {
     auto& sma = k.array();
-    const bool was_simple = sma.use_global_lock == 0;
-    k.write(t, sma.line_at(sma.layout.mode_flag));
+    k.read(t, Field::ModeFlag);
+    if (sma.use_global_lock > 0) {
+      // Already global: only restart the hysteresis.
+      k.write(t, Field::ModeFlag);
+      sma.use_global_lock = sma.policy.hysteresis;
+      return;
+    }
+    k.sched_point(t, "write mode flag");
+    k.write(t, Field::ModeFlag);
     sma.use_global_lock = sma.policy.hysteresis;
-    if (!was_simple) return;
     // Wait out every simple op in flight: lock and unlock each semaphore.
-    for (auto& l : sma.sem_locks) {
-      k.lock(t, *l);
-      k.unlock(t, *l);
+    for (int i = 0; i < sma.nsems(); ++i) {
+      k.spin_lock(t, i);
+      k.spin_unlock(t, i);
     }
   }
 };

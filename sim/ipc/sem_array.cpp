@@ -5,11 +5,50 @@
 namespace semsim::ipc {
 
 namespace {
-constexpr int kLineBytes = 64;
 machine::LockKind lock_kind(SpinlockKind k) {
   return k == SpinlockKind::Ticket ? machine::LockKind::Ticket : machine::LockKind::Queued;
 }
 }  // namespace
+
+const char* field_name(Field f) {
+  switch (f) {
+    case Field::Lock:
+      return "sem_perm.lock";
+    case Field::Perm:
+      return "sem_perm (deleted/seq/perms)";
+    case Field::Security:
+      return "sem_perm.security";
+    case Field::Otime:
+      return "sma->sem_otime";
+    case Field::SemBase:
+      return "sma->sem_base";
+    case Field::Pending:
+      return "sma->pending";
+    case Field::Nsems:
+      return "sma->sem_nsems";
+    case Field::ComplexCount:
+      return "sma->complex_count";
+    case Field::ModeFlag:
+      return "complex_mode/use_global_lock";
+    case Field::SemVal:
+      return "sem->semval";
+    case Field::SemLock:
+      return "sem->lock";
+    case Field::SemPending:
+      return "sem->pending";
+    case Field::SemOtime:
+      return "sem->sem_otime";
+    case Field::SleeperStack:
+      return "sem_queue (sleeper stack)";
+    case Field::TaskStruct:
+      return "task_struct";
+    case Field::UndoList:
+      return "sem_undo";
+    case Field::Barrier:
+      return "barrier";
+  }
+  return "?";
+}
 
 SemArray::SemArray(const KernelPolicy& p, const ArrayLayout& l, const machine::Topology& topo,
                    int n, std::uint64_t seed)
@@ -24,27 +63,31 @@ SemArray::SemArray(const KernelPolicy& p, const ArrayLayout& l, const machine::T
   auto name = [&](int off, const char* field) {
     if (off < 0) return;
     auto& line = line_at(off);
-    line.set_name(line.name().empty() ? fmt::format("sma line {}: {}", off / kLineBytes, field)
+    if (line.name().find(field) != std::string::npos) return;
+    line.set_name(line.name().empty() ? fmt::format("sma line {}: {}", off / kCacheLineBytes, field)
                                       : line.name() + ", " + field);
   };
-  name(l.lock, "sem_perm.lock");
-  if (l.perm != l.lock) name(l.perm, "perm/seq");
+  name(l.lock, p.sem_lock == LockProtocol::RwLock ? "rwlock" : "sem_perm.lock");
+  name(l.perm, "perm/seq");
   name(l.security, "security");
   name(l.otime, "sem_otime");
   name(l.sem_base, "sem_base");
   name(l.pending, "pending lists");
-  name(l.nsems, "sem_nsems/complex_count");
+  name(l.nsems, "sem_nsems");
+  name(l.complex_count, "complex_count");
   name(l.mode_flag, p.sem_lock == LockProtocol::Hysteresis ? "use_global_lock" : "complex_mode");
   for (int i = 0; i < n; ++i) {
-    int first = (l.sems + i * l.sem_size) / kLineBytes;
-    int last = (l.sems + (i + 1) * l.sem_size - 1) / kLineBytes;
+    const int first = (l.sems + i * l.sem_size) / kCacheLineBytes;
+    const int last = (l.sems + (i + 1) * l.sem_size - 1) / kCacheLineBytes;
     for (int li = first; li <= last; ++li) {
-      auto& line = line_at(li * kLineBytes);
+      auto& line = line_at(li * kCacheLineBytes);
       line.set_name(line.name().empty() ? fmt::format("sem[{}]", i)
                                         : line.name() + fmt::format(", sem[{}]", i));
     }
   }
   array_lock = std::make_unique<machine::Spinlock>(lock_kind(p.spinlock), &line_at(l.lock), seed);
+  if (p.sem_lock == LockProtocol::RwLock)
+    rwlock = std::make_unique<machine::RwLock>(&line_at(l.lock));
   if (l.sem_lock >= 0) {
     for (int i = 0; i < n; ++i)
       sem_locks.push_back(
@@ -53,8 +96,48 @@ SemArray::SemArray(const KernelPolicy& p, const ArrayLayout& l, const machine::T
   }
 }
 
+int SemArray::offset_of(Field f, int sem) const {
+  const auto in_sem = [&](int off) {
+    return off < 0 ? -1 : layout.sems + sem * layout.sem_size + off;
+  };
+  switch (f) {
+    case Field::Lock:
+      return layout.lock;
+    case Field::Perm:
+      return layout.perm;
+    case Field::Security:
+      return layout.security;
+    case Field::Otime:
+      return layout.otime;
+    case Field::SemBase:
+      return layout.sem_base;
+    case Field::Pending:
+      return layout.pending;
+    case Field::Nsems:
+      return layout.nsems;
+    case Field::ComplexCount:
+      return layout.complex_count;
+    case Field::ModeFlag:
+      return layout.mode_flag;
+    case Field::SemVal:
+      return in_sem(0);
+    case Field::SemLock:
+      return in_sem(layout.sem_lock);
+    case Field::SemPending:
+      return in_sem(layout.sem_pending);
+    case Field::SemOtime:
+      return in_sem(layout.sem_otime);
+    case Field::SleeperStack:
+    case Field::TaskStruct:
+    case Field::UndoList:
+    case Field::Barrier:
+      return -1;
+  }
+  return -1;
+}
+
 machine::CacheLine& SemArray::line_at(int byte_offset) {
-  int index = byte_offset / kLineBytes;
+  const int index = byte_offset / kCacheLineBytes;
   auto& slot = lines_[index];
   if (!slot) slot = std::make_unique<machine::CacheLine>();
   return *slot;

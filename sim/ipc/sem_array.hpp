@@ -4,10 +4,11 @@
 // Which field shares a line with which is per generation (reference
 // semc-generations.md section 2.3): ArrayLayout gives byte offsets from the
 // allocation start, and the lines are derived from them, so the layout is
-// data, not code.
+// data, not code (the tables are in generations.cpp).
 #pragma once
 
-#include <deque>
+#include <cstdint>
+#include <list>
 #include <map>
 #include <memory>
 #include <string>
@@ -16,36 +17,84 @@
 #include "ipc/kernel_policy.hpp"
 #include "ipc/sembuf.hpp"
 #include "machine/cache_line.hpp"
+#include "machine/rwlock.hpp"
 #include "machine/spinlock.hpp"
 #include "machine/task.hpp"
 
 namespace semsim::ipc {
 
+constexpr int kCacheLineBytes = 64;
+
 // Byte offsets from the start of the allocation (header included); -1: no such field.
 struct ArrayLayout {
-  int lock = 0;         // sem_perm.lock
-  int perm = 0;         // deleted, id, seq, uid..mode: ipc_checkid(), ipcperms()
-  int security = 0;     // sem_perm.security: the LSM hook
-  int otime = -1;       // sma->sem_otime (<= 3.10)
-  int sem_base = -1;    // sma->sem_base pointer (<= 4.12)
-  int pending = 0;      // global pending list heads
-  int nsems = 0;        // sem_nsems and complex_count
-  int mode_flag = -1;   // complex_mode (4.8-4.10) / use_global_lock (4.11+)
-  int sems = 0;         // struct sem sems[0]
-  int sem_size = 64;    // sizeof(struct sem)
-  int sem_lock = -1;    // offset of the per-semaphore spinlock in struct sem (3.10+)
-  int sem_pending = 8;  // offset of its pending list(s)
-  int sem_otime = -1;   // offset of the per-semaphore sem_otime (3.11+)
+  int lock = 0;       // sem_perm.lock (the rwlock in the March 2013 series)
+  int perm = 0;       // deleted, id, seq, uid..mode: ipc_checkid(), ipcperms()
+  int security = 0;   // sem_perm.security: the LSM hook
+  int otime = -1;     // sma->sem_otime (<= 3.10)
+  int sem_base = -1;  // sma->sem_base pointer (<= 4.12)
+  int pending = 0;    // global pending list heads
+  int nsems = 0;      // sem_nsems
+  int complex_count = 0;
+  int mode_flag = -1;  // complex_mode (4.8-4.10) / use_global_lock (4.11+)
+  int sems = 0;        // struct sem sems[0]
+  int sem_size = 64;   // sizeof(struct sem), alignment included
+  // Offsets inside struct sem.
+  int sem_lock = -1;    // the per-semaphore spinlock (3.10+)
+  int sem_pending = 8;  // its pending list(s)
+  int sem_otime = -1;   // the per-semaphore sem_otime (3.11+)
+  int sem_lists = 1;    // 1: sem_pending; 2: pending_alter + pending_const
+
+  // The line index (from the allocation start) of a field at byte offset `off`.
+  static int line_of(int off) { return off / kCacheLineBytes; }
 };
+
+// The fields a memory access can name, for the trace hook and the line map.
+enum class Field : std::uint8_t {
+  Lock,          // sem_perm.lock (or the rwlock word)
+  Perm,          // deleted / seq / permissions
+  Security,      // sem_perm.security
+  Otime,         // sma->sem_otime
+  SemBase,       // sma->sem_base
+  Pending,       // the array's pending list heads
+  Nsems,         // sma->sem_nsems
+  ComplexCount,  // sma->complex_count
+  ModeFlag,      // complex_mode / use_global_lock
+  SemVal,        // sem->semval and sem->sempid
+  SemLock,       // sem->lock
+  SemPending,    // sem->sem_pending / pending_alter / pending_const
+  SemOtime,      // sem->sem_otime
+  SleeperStack,  // the sleeper's struct sem_queue (its kernel stack)
+  TaskStruct,    // the sleeper's task_struct (wake_q, usage count)
+  UndoList,      // the process's sem_undo_list and sem_undo
+  Barrier,       // not a field: a memory barrier
+};
+const char* field_name(Field f);
+
+struct SemQueue;
+using SemList = std::list<SemQueue*>;
 
 // A sleeping operation: struct sem_queue, which lives on the sleeper's stack.
 struct SemQueue {
   machine::Task* sleeper = nullptr;
+  int process = 0;
   std::vector<Sembuf> sops;
   bool alter = false;
-  int status = 0;  // kPending until a waker completes the op
+  bool undo = false;
+  int blocking = 0;       // index of the sop that blocked at the last try (count_semcnt)
+  int status = kPending;  // written by the waker: 0 or -errno
+  Tick status_at = 0;     // when the final status is visible (IN_WAKEUP: after ttwu)
+  // Where it is queued: struct sem_queue.list, and 3.9's second list (simple_list).
+  SemList* list = nullptr;
+  SemList::iterator pos;
+  int list_owner = -1;  // the semaphore whose list it is, or -1 for the array's
+  SemList* simple = nullptr;
+  SemList::iterator simple_pos;
+  int simple_owner = -1;
   machine::CacheLine* stack_line = nullptr;
+  machine::CacheLine* task_line = nullptr;
+  std::uint64_t seq = 0;  // which sleep of its task this is
   static constexpr int kPending = 1;
+  bool completed() const { return status != kPending; }
 };
 
 class SemArray {
@@ -58,6 +107,9 @@ class SemArray {
   machine::CacheLine& sem_line(int sem, int field_offset) {
     return line_at(layout.sems + sem * layout.sem_size + field_offset);
   }
+  // The byte offset of a field of the array or of semaphore `sem`; -1 if the
+  // layout has no such field.
+  int offset_of(Field f, int sem = 0) const;
   // Every distinct line, in address order, for the per-line report.
   std::vector<const machine::CacheLine*> lines() const;
 
@@ -66,14 +118,19 @@ class SemArray {
   std::vector<int> semval;
   std::vector<int> sempid;
   int complex_count = 0;
-  int use_global_lock = 0;  // hysteresis generations
+  int use_global_lock = 0;    // 4.11+
+  bool complex_mode = false;  // 4.9-4.10
+  bool deleted = false;       // IPC_RMID done (sem_perm.deleted)
 
   std::unique_ptr<machine::Spinlock> array_lock;
+  std::unique_ptr<machine::RwLock>
+      rwlock;  // the March 2013 series' array rwlock (on the lock word)
   std::vector<std::unique_ptr<machine::Spinlock>> sem_locks;  // per-semaphore (3.10+)
 
-  // Pending operations: per semaphore (simple ops) and global (complex ops).
-  std::vector<std::deque<SemQueue*>> pending_alter, pending_const;
-  std::deque<SemQueue*> global_alter, global_const;
+  // Pending operations. With QueueScheme::Global and OneList only the
+  // *_alter lists are used, as sem_pending.
+  std::vector<SemList> pending_alter, pending_const;  // per semaphore
+  SemList global_alter, global_const;                 // the array's
 
  private:
   std::map<int, std::unique_ptr<machine::CacheLine>> lines_;  // keyed by line index

@@ -1,203 +1,854 @@
 #include "ipc/sem_kernel.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <limits>
+#include <string>
 
+#include "core/errors.hpp"
 #include "ipc/semantics.hpp"
 
 namespace semsim::ipc {
 
-using machine::Access;
 using machine::Func;
 using machine::InFunc;
 using machine::Task;
+
+namespace {
+
+constexpr Tick kNotFinal = std::numeric_limits<Tick>::max();  // IN_WAKEUP: result not stored yet
+
+// How long a spinning reader waits before it looks again (spin_unlock_wait,
+// get_queue_result): about one line transfer, the earliest it could see a change.
+Tick poll_interval(const config::MachineParams& m) {
+  for (Tick t : {m.lat_same_die, m.lat_same_socket, m.lat_smt, m.lat_one_hop, m.lat_two_hops})
+    if (t > 0) return t;
+  return std::max<Tick>(m.memory_latency, 1);
+}
+
+}  // namespace
+
+const char* access_kind_name(AccessKind k) {
+  switch (k) {
+    case AccessKind::Read:
+      return "R";
+    case AccessKind::Write:
+      return "W";
+    case AccessKind::Rmw:
+      return "A";
+    case AccessKind::Fence:
+      return "F";
+    case AccessKind::ReadBarrier:
+      return "rmb";
+  }
+  return "?";
+}
 
 SemKernel::SemKernel(const KernelPolicy& policy, const machine::Topology& topo,
                      machine::Scheduler& sched, int nsems, std::uint64_t seed)
     : topo_(topo),
       sched_(sched),
       sma_(policy, layout_for(policy), topo, nsems, seed),
-      gen_(make_generation(policy)) {
-  gen_->newary(sma_);
+      gen_(make_generation(policy)),
+      queues_(make_queue_ops(policy)) {
+  if (const auto problems = check_policy(policy); !problems.empty())
+    throw InputError("kernel." + problems.front().field + ": " + problems.front().what);
+  gen_->newary(*this);
+}
+
+SemKernel::~SemKernel() = default;
+
+void SemKernel::set_jitter(std::uint64_t seed, double probability, Tick max_delay, Tick min_delay) {
+  jitter_rng_.reseed(seed);
+  jitter_p_ = probability;
+  jitter_min_ = std::max<Tick>(min_delay, 1);
+  jitter_max_ = std::max<Tick>(max_delay, jitter_min_);
+  precise_ = true;
 }
 
 SemKernel::TaskState& SemKernel::state_of(Task& t) {
-  auto id = static_cast<std::size_t>(t.id);
+  const auto id = static_cast<std::size_t>(t.id);
   if (tasks_.size() <= id) tasks_.resize(id + 1);
   if (!tasks_[id]) tasks_[id] = std::make_unique<TaskState>();
   return *tasks_[id];
 }
 
-void SemKernel::read(Task& t, machine::CacheLine& line) {
-  t.advance_to(line.access(topo_, t.cpu, Access::Read, t.cursor));
-}
-void SemKernel::write(Task& t, machine::CacheLine& line) {
-  t.advance_to(line.access(topo_, t.cpu, Access::Write, t.cursor));
-}
-void SemKernel::rmw(Task& t, machine::CacheLine& line) {
-  t.advance_to(line.access(topo_, t.cpu, Access::Rmw, t.cursor));
-}
-void SemKernel::fence(Task& t) { t.charge(topo_.params().full_fence); }
+// ---------------------------------------------------------------------------
+// Memory accesses, barriers, locks
 
-int SemKernel::semop(Task& t, std::span<const Sembuf> sops) {
-  const auto& p = topo_.params();
-  {
-    InFunc in(t, Func::SyscallEntry);
-    t.charge(p.syscall / 2);
+void SemKernel::trace(const Task& t, Field f, int sem, int line, AccessKind kind) {
+  if (observer_ != nullptr) observer_->on_access(t, AccessEvent{f, sem, line, kind});
+}
+
+namespace {
+machine::Access to_machine(AccessKind k) {
+  switch (k) {
+    case AccessKind::Write:
+      return machine::Access::Write;
+    case AccessKind::Rmw:
+      return machine::Access::Rmw;
+    default:
+      return machine::Access::Read;
   }
-  int result = do_semtimedop(t, sops);
-  {
-    InFunc in(t, Func::SyscallEntry);
-    t.charge(p.syscall - p.syscall / 2);
+}
+}  // namespace
+
+void SemKernel::read(Task& t, Field f, int sem) {
+  const int off = sma_.offset_of(f, sem);
+  if (off < 0) return;
+  t.advance_to(sma_.line_at(off).access(topo_, t.cpu, machine::Access::Read, t.cursor));
+  trace(t, f, sem, ArrayLayout::line_of(off), AccessKind::Read);
+}
+
+void SemKernel::write(Task& t, Field f, int sem) {
+  const int off = sma_.offset_of(f, sem);
+  if (off < 0) return;
+  t.advance_to(sma_.line_at(off).access(topo_, t.cpu, machine::Access::Write, t.cursor));
+  trace(t, f, sem, ArrayLayout::line_of(off), AccessKind::Write);
+}
+
+void SemKernel::rmw(Task& t, Field f, int sem) {
+  const int off = sma_.offset_of(f, sem);
+  if (off < 0) return;
+  t.advance_to(sma_.line_at(off).access(topo_, t.cpu, machine::Access::Rmw, t.cursor));
+  trace(t, f, sem, ArrayLayout::line_of(off), AccessKind::Rmw);
+}
+
+void SemKernel::access(Task& t, Field f, machine::CacheLine& line, AccessKind kind) {
+  t.advance_to(line.access(topo_, t.cpu, to_machine(kind), t.cursor));
+  trace(t, f, -1, -1, kind);
+}
+
+void SemKernel::fence(Task& t) {
+  t.charge(topo_.params().full_fence);
+  trace(t, Field::Barrier, -1, -1, AccessKind::Fence);
+}
+
+void SemKernel::rmb(Task& t) { trace(t, Field::Barrier, -1, -1, AccessKind::ReadBarrier); }
+
+void SemKernel::fast_path_fence(Task& t) {
+  switch (sma_.policy.fence) {
+    case FastPathFence::Full:
+      fence(t);
+      break;
+    case FastPathFence::ReadOnly:
+      rmb(t);
+      break;
+    case FastPathFence::None:
+      break;
   }
-  if (result == 0) ++t.semops;
+}
+
+machine::Spinlock& SemKernel::lock_of(int n) {
+  return n < 0 ? *sma_.array_lock : *sma_.sem_locks[static_cast<std::size_t>(n)];
+}
+
+void SemKernel::sched_point(Task& t, const char* point) {
+  if (!precise_) return;
+  if (hook_) t.charge(std::max<Tick>(hook_(t, point), 0));
+  if (jitter_p_ > 0 && jitter_rng_.uniform() < jitter_p_) {
+    // Log-uniform in [min, max]: a scale 2^k, then uniform within it, so that
+    // windows of a few ns and of microseconds are opened alike.
+    const auto log2 = [](Tick v) {
+      int bits = 0;
+      while ((v >> (bits + 1)) > 0) ++bits;
+      return bits;
+    };
+    const int lo_bits = log2(jitter_min_);
+    const int hi_bits = std::max(lo_bits, log2(jitter_max_));
+    const auto k =
+        lo_bits +
+        static_cast<int>(jitter_rng_.below(static_cast<std::uint64_t>(hi_bits - lo_bits) + 1));
+    const Tick lo = Tick{1} << k;
+    const Tick d = std::min(
+        jitter_max_, lo + static_cast<Tick>(jitter_rng_.below(static_cast<std::uint64_t>(lo))));
+    t.charge(d);
+  }
+  t.sync();
+}
+
+namespace {
+int lock_line(const SemArray& sma, int n) {
+  return ArrayLayout::line_of(n < 0 ? sma.layout.lock : sma.offset_of(Field::SemLock, n));
+}
+}  // namespace
+
+void SemKernel::spin_lock(Task& t, int n) {
+  sched_point(t, "spin_lock");
+  lock_of(n).lock(topo_, t);
+  trace(t, n < 0 ? Field::Lock : Field::SemLock, n, lock_line(sma_, n), AccessKind::Rmw);
+}
+
+void SemKernel::spin_unlock(Task& t, int n) {
+  lock_of(n).unlock(topo_, t);
+  trace(t, n < 0 ? Field::Lock : Field::SemLock, n, lock_line(sma_, n), AccessKind::Write);
+  cs_released(t);
+}
+
+bool SemKernel::spin_is_locked(Task& t, int n) {
+  sched_point(t, "spin_is_locked");
+  const bool locked = lock_of(n).is_locked(topo_, t);
+  trace(t, n < 0 ? Field::Lock : Field::SemLock, n, lock_line(sma_, n), AccessKind::Read);
+  return locked;
+}
+
+void SemKernel::spin_unlock_wait(Task& t, int n) {
+  sched_point(t, "spin_unlock_wait");
+  auto& l = lock_of(n);
+  trace(t, n < 0 ? Field::Lock : Field::SemLock, n, lock_line(sma_, n), AccessKind::Read);
+  // Spin reading the lock word until it is seen unlocked. Simplification: a
+  // queued lock handed from waiter to waiter is seen locked throughout.
+  while (l.is_locked(topo_, t)) {
+    {
+      InFunc spin(t, Func::RawSpinLock);
+      t.charge(poll_interval(topo_.params()));
+    }
+    t.sync();
+  }
+}
+
+void SemKernel::read_lock(Task& t) {
+  sched_point(t, "read_lock");
+  sma_.rwlock->read_lock(topo_, t);
+  trace(t, Field::Lock, -1, ArrayLayout::line_of(sma_.layout.lock), AccessKind::Rmw);
+}
+
+void SemKernel::read_unlock(Task& t) {
+  sma_.rwlock->read_unlock(topo_, t);
+  trace(t, Field::Lock, -1, ArrayLayout::line_of(sma_.layout.lock), AccessKind::Rmw);
+  cs_released(t);
+}
+
+void SemKernel::write_lock(Task& t) {
+  sched_point(t, "write_lock");
+  sma_.rwlock->write_lock(topo_, t);
+  trace(t, Field::Lock, -1, ArrayLayout::line_of(sma_.layout.lock), AccessKind::Rmw);
+}
+
+void SemKernel::write_unlock(Task& t) {
+  sma_.rwlock->write_unlock(topo_, t);
+  trace(t, Field::Lock, -1, ArrayLayout::line_of(sma_.layout.lock), AccessKind::Rmw);
+  cs_released(t);
+}
+
+void SemKernel::modified(Task& t, int object) {
+  if (observer_ != nullptr) observer_->on_modify(t, object);
+}
+
+void SemKernel::complex_count_add(Task& t, int delta) {
+  sched_point(t, "write complex_count");
+  write(t, Field::ComplexCount);
+  sma_.complex_count += delta;
+  modified(t, KernelObserver::kArrayObject);
+}
+
+// ---------------------------------------------------------------------------
+// Queues
+
+namespace {
+Field list_field(int owner) { return owner < 0 ? Field::Pending : Field::SemPending; }
+}  // namespace
+
+void SemKernel::list_add_tail(Task& t, SemList& list, int owner, SemQueue& q, bool simple_list) {
+  const auto it = list.insert(list.end(), &q);
+  if (simple_list) {
+    q.simple = &list, q.simple_pos = it, q.simple_owner = owner;
+  } else {
+    q.list = &list, q.pos = it, q.list_owner = owner;
+  }
+  write(t, list_field(owner), std::max(owner, 0));
+  modified(t, owner);
+}
+
+void SemKernel::list_add(Task& t, SemList& list, int owner, SemQueue& q, bool simple_list) {
+  const auto it = list.insert(list.begin(), &q);
+  if (simple_list) {
+    q.simple = &list, q.simple_pos = it, q.simple_owner = owner;
+  } else {
+    q.list = &list, q.pos = it, q.list_owner = owner;
+  }
+  write(t, list_field(owner), std::max(owner, 0));
+  modified(t, owner);
+}
+
+void SemKernel::list_del(Task& t, SemQueue& q, bool simple_list) {
+  SemList*& list = simple_list ? q.simple : q.list;
+  if (list == nullptr) throw SimulationError("list_del: sem_queue is not on that list");
+  const int owner = simple_list ? q.simple_owner : q.list_owner;
+  list->erase(simple_list ? q.simple_pos : q.pos);
+  list = nullptr;
+  write(t, list_field(owner), std::max(owner, 0));
+  modified(t, owner);
+}
+
+void SemKernel::list_splice(Task& t, SemList& from, int from_owner, SemList& to, int to_owner,
+                            bool to_front) {
+  if (from.empty()) return;
+  for (SemQueue* q : from) {
+    q->list = &to;
+    q->list_owner = to_owner;
+  }
+  to.splice(to_front ? to.begin() : to.end(), from);
+  write(t, list_field(from_owner), std::max(from_owner, 0));
+  write(t, list_field(to_owner), std::max(to_owner, 0));
+  modified(t, from_owner);
+  modified(t, to_owner);
+}
+
+std::span<int> SemKernel::semadj_span(int process, bool undo) {
+  if (!undo) return {};
+  auto& ps = processes_[process];
+  if (!ps.has_undo) {
+    ps.has_undo = true;
+    ps.semadj.assign(static_cast<std::size_t>(sma_.nsems()), 0);
+  }
+  return ps.semadj;
+}
+
+int SemKernel::perform_own(Task& t, std::span<const Sembuf> sops, bool undo, int* blocking) {
+  sched_point(t, "perform_atomic_semop");
+  InFunc in(t, Func::PerformAtomic);
+  for (const auto& sop : sops) read(t, Field::SemVal, sop.sem_num);
+  const int result =
+      ipc::perform_atomic_semop(sma_.semval, sops, semadj_span(t.process, undo), blocking);
+  if (result == 0) {
+    for (const auto& sop : sops) {
+      write(t, Field::SemVal, sop.sem_num);  // semval and sempid
+      sma_.sempid[static_cast<std::size_t>(sop.sem_num)] = t.process;
+      modified(t, sop.sem_num);
+    }
+    if (undo) access(t, Field::UndoList, processes_[t.process].undo_line, AccessKind::Write);
+  }
   return result;
 }
 
-int SemKernel::do_semtimedop(Task& t, std::span<const Sembuf> sops) {
-  InFunc body(t, Func::SysSemtimedop);
-  // copy_from_user, the sops scan, security hooks: the lumped kernel path.
-  t.charge(topo_.params().semop_kernel_path);
-  if (int err = check_semop_nsops(sops.size(), kSemopmDefault); err != 0) return err;
-  {
-    // ipc_obtain_object_check(): the idr lookup and ipc_checkid() read the
-    // header; the EFBIG check reads sem_nsems.
-    InFunc in(t, Func::IpcObtain);
-    read(t, sma_.line_at(sma_.layout.perm));
-    read(t, sma_.line_at(sma_.layout.nsems));
-    read(t, sma_.line_at(sma_.layout.security));
-  }
-  if (int err = check_semop_args(sops, sma_.nsems(), kSemopmDefault); err != 0) return err;
-
-  const int locknum = gen_->sem_lock(*this, t, sops);
-  if (sma_.layout.sem_base >= 0) {
-    InFunc in(t, Func::PerformAtomic);
-    read(t, sma_.line_at(sma_.layout.sem_base));
-  }
-  int error = perform_atomic_semop(t, sops);
-  std::vector<SemQueue*> wake;
-  if (error <= 0) {
-    if (error == 0) {
-      if (sops_alter(sops))
-        do_smart_update(t, sops, wake);
-      else if (sma_.policy.otime_all_ops)
-        set_semotime(t, sops);
-    }
-    gen_->sem_unlock(*this, t, locknum);
-    wake_up_sleepers(t, wake);
-    return error;
-  }
-
-  // We need to sleep: queue a struct sem_queue on our stack and schedule().
-  auto& st = state_of(t);
-  SemQueue& q = st.queue;
-  q.sleeper = &t;
-  q.sops.assign(sops.begin(), sops.end());
-  q.alter = sops_alter(sops);
-  q.status = SemQueue::kPending;
-  q.stack_line = &st.stack_line;
-  write(t, st.stack_line);
-  if (sops.size() == 1 && sma_.complex_count == 0) {
-    auto n = static_cast<std::size_t>(sops[0].sem_num);
-    (q.alter ? sma_.pending_alter[n] : sma_.pending_const[n]).push_back(&q);
-    read(t, sma_.sem_line(sops[0].sem_num, sma_.layout.sem_pending));
-  } else {
-    (q.alter ? sma_.global_alter : sma_.global_const).push_back(&q);
-    if (sops.size() > 1) ++sma_.complex_count;
-    write(t, sma_.line_at(sma_.layout.pending));
-  }
-  gen_->sem_unlock(*this, t, locknum);
-  sched_.block(t);
-  // Woken: the waker completed our operation and stored the result in our
-  // sem_queue (lock-free return path).
-  read(t, st.stack_line);
-  return q.status;
-}
-
-int SemKernel::perform_atomic_semop(Task& t, std::span<const Sembuf> sops) {
-  InFunc in(t, Func::PerformAtomic);
-  for (const auto& sop : sops) read(t, sma_.sem_line(sop.sem_num, 0));
-  int result = ipc::perform_atomic_semop(sma_.semval, sops, {});
+int SemKernel::perform_atomic_semop(Task& t, SemQueue& q) {
+  sched_point(t, "perform_atomic_semop");
+  access(t, Field::SleeperStack, *q.stack_line, AccessKind::Read);  // its sops, on its stack
+  for (const auto& sop : q.sops) read(t, Field::SemVal, sop.sem_num);
+  const int result =
+      ipc::perform_atomic_semop(sma_.semval, q.sops, semadj_span(q.process, q.undo), &q.blocking);
   if (result == 0) {
-    for (const auto& sop : sops) {
-      write(t, sma_.sem_line(sop.sem_num, 0));  // semval and sempid
-      sma_.sempid[static_cast<std::size_t>(sop.sem_num)] = t.process;
+    for (const auto& sop : q.sops) {
+      write(t, Field::SemVal, sop.sem_num);
+      sma_.sempid[static_cast<std::size_t>(sop.sem_num)] = q.process;
+      modified(t, sop.sem_num);
     }
+    if (q.undo) access(t, Field::UndoList, processes_[q.process].undo_line, AccessKind::Write);
   }
   return result;
 }
 
 void SemKernel::set_semotime(Task& t, std::span<const Sembuf> sops) {
-  InFunc in(t, Func::DoSmartUpdate);
-  if (sma_.policy.otime == OtimeLocation::PerSem && sma_.layout.sem_otime >= 0)
-    write(t, sma_.sem_line(sops[0].sem_num, sma_.layout.sem_otime));
-  else if (sma_.layout.otime >= 0)
-    write(t, sma_.line_at(sma_.layout.otime));
+  if (sma_.policy.otime == OtimeLocation::PerSem)
+    write(t, Field::SemOtime, sops.empty() ? 0 : sops[0].sem_num);
+  else
+    write(t, Field::Otime);
 }
 
-bool SemKernel::update_queue(Task& t, std::deque<SemQueue*>& queue, std::vector<SemQueue*>& wake) {
-  bool progress = false;
-  for (auto it = queue.begin(); it != queue.end();) {
-    SemQueue* q = *it;
-    read(t, *q->stack_line);  // the sleeper's sops live on its stack
-    int error = ipc::perform_atomic_semop(sma_.semval, q->sops, {});
-    if (error > 0) {
-      ++it;
-      continue;
-    }
-    if (error == 0)
-      for (const auto& sop : q->sops) write(t, sma_.sem_line(sop.sem_num, 0));
-    it = queue.erase(it);
-    if (q->sops.size() > 1) --sma_.complex_count;
-    q->status = error;
-    write(t, *q->stack_line);  // wake_up_sem_queue_prepare(): the result, on the sleeper's stack
-    wake.push_back(q);
-    if (error == 0 && q->alter) progress = true;
+void SemKernel::wake_up_sem_queue_prepare(Task& t, SemQueue& q, int error, WakeList& wake) {
+  sched_point(t, "wake_up_sem_queue_prepare");
+  q.status = error;
+  if (sma_.policy.wakeup == WakeupDelivery::WakeQ) {
+    // get_task_struct(), wake_q_add() (cmpxchg on task->wake_q.next), then the status.
+    access(t, Field::TaskStruct, *q.task_line, AccessKind::Rmw);
+    access(t, Field::TaskStruct, *q.task_line, AccessKind::Rmw);
+    access(t, Field::SleeperStack, *q.stack_line, AccessKind::Write);
+    q.status_at = t.cursor;
+  } else {
+    // q->status = IN_WAKEUP; q->pid = error: the final store comes after the wakeup.
+    access(t, Field::SleeperStack, *q.stack_line, AccessKind::Write);
+    q.status_at = kNotFinal;
   }
-  return progress;
+  wake.push_back({&q, q.sleeper, q.seq});
+  if (observer_ != nullptr) observer_->on_wake(t, *q.sleeper, error);
 }
 
-void SemKernel::do_smart_update(Task& t, std::span<const Sembuf> sops,
-                                std::vector<SemQueue*>& wake) {
-  InFunc in(t, Func::DoSmartUpdate);
-  read(t, sma_.line_at(sma_.layout.pending));
-  // Iterate to a fixed point: a completed operation can enable others (the
-  // missed-wakeup fix of 3.10). Wait-for-zero sleepers are tried before alter
-  // ones; complex sleepers live on the global queues.
-  bool progress = true;
-  bool scan_all = false;
-  while (progress) {
-    progress = false;
-    if (!sma_.global_const.empty() || !sma_.global_alter.empty()) {
-      progress |= update_queue(t, sma_.global_const, wake);
-      if (update_queue(t, sma_.global_alter, wake)) progress = scan_all = true;
-    }
-    auto scan = [&](int n) {
-      read(t, sma_.sem_line(n, sma_.layout.sem_pending));
-      auto un = static_cast<std::size_t>(n);
-      if (!sma_.pending_const[un].empty() && sma_.semval[un] == 0)
-        progress |= update_queue(t, sma_.pending_const[un], wake);
-      if (!sma_.pending_alter[un].empty() && update_queue(t, sma_.pending_alter[un], wake)) {
-        progress = true;
-        scan_all = true;
-      }
-    };
-    if (scan_all) {
-      for (int n = 0; n < sma_.nsems(); ++n) scan(n);
-    } else {
-      for (const auto& sop : sops) scan(sop.sem_num);
-    }
-  }
-  set_semotime(t, sops);
-}
-
-void SemKernel::wake_up_sleepers(Task& t, std::vector<SemQueue*>& wake) {
+void SemKernel::wake_up_sem_queue_do(Task& t, WakeList& wake) {
   if (wake.empty()) return;
   InFunc in(t, Func::Wakeup);
-  for (SemQueue* q : wake) {
-    sched_.wake(t, *q->sleeper);
-    // IN_WAKEUP (<= 4.9): the final status is stored after wake_up_process().
-    if (sma_.policy.wakeup == WakeupDelivery::InWakeup) write(t, *q->stack_line);
+  for (const PendingWake& w : wake) {
+    auto& st = state_of(*w.sleeper);
+    const bool current = st.sleep_seq == w.seq;
+    if (current && st.asleep) {
+      st.asleep = false;
+      sched_.wake(t, *w.sleeper);
+    }
+    if (sma_.policy.wakeup == WakeupDelivery::InWakeup) {
+      // smp_wmb(); q->status = q->pid: now the sleeper may return.
+      if (current) {
+        access(t, Field::SleeperStack, *w.q->stack_line, AccessKind::Write);
+        w.q->status_at = t.cursor;
+      }
+    } else {
+      access(t, Field::TaskStruct, *w.q->task_line, AccessKind::Rmw);  // put_task_struct()
+    }
   }
+  wake.clear();
+}
+
+void SemKernel::wait_final_status(Task& t, const SemQueue& q) {
+  // get_queue_result(): spin while the waker has not stored the result yet.
+  InFunc spin(t, Func::RawSpinLock);
+  while (q.status_at == kNotFinal) {
+    t.charge(poll_interval(topo_.params()));
+    t.sync();
+  }
+  t.advance_to(q.status_at);
+}
+
+// ---------------------------------------------------------------------------
+// semtimedop()
+
+namespace {
+// entry_SYSCALL_64 / system_call and the return to user space.
+template <class Body>
+int in_syscall(Task& t, const config::MachineParams& p, Body body) {
+  {
+    InFunc in(t, Func::SyscallEntry);
+    t.charge(p.syscall / 2);
+  }
+  const int result = body();
+  {
+    InFunc in(t, Func::SyscallEntry);
+    t.charge(p.syscall - p.syscall / 2);
+  }
+  return result;
+}
+}  // namespace
+
+int SemKernel::semop(Task& t, std::span<const Sembuf> sops) {
+  const int result = in_syscall(t, topo_.params(), [&] { return do_semtimedop(t, sops, nullptr); });
+  if (result == 0) ++t.semops;
+  return result;
+}
+
+int SemKernel::semtimedop(Task& t, std::span<const Sembuf> sops, Tick timeout) {
+  const int result = in_syscall(t, topo_.params(), [&] {
+    if (timeout < 0) return -EINVAL;
+    return do_semtimedop(t, sops, &timeout);
+  });
+  if (result == 0) ++t.semops;
+  return result;
+}
+
+void SemKernel::ipc_obtain_object_check(Task& t) {
+  // idr_find() + ipc_checkid() (seq), the EFBIG check (sem_nsems), ipcperms()
+  // and security_sem_semop() (security).
+  InFunc in(t, Func::IpcObtain);
+  read(t, Field::Perm);
+  read(t, Field::Nsems);
+  read(t, Field::Security);
+}
+
+SemKernel::ProcessState& SemKernel::find_alloc_undo(Task& t) {
+  auto& ps = processes_[t.process];
+  // spin_lock(&ulp->lock), the lookup, spin_unlock(): the process's own line.
+  access(t, Field::UndoList, ps.undo_line, AccessKind::Rmw);
+  access(t, Field::UndoList, ps.undo_line, AccessKind::Write);
+  if (!ps.has_undo) {
+    ps.has_undo = true;
+    ps.semadj.assign(static_cast<std::size_t>(sma_.nsems()), 0);
+  }
+  return ps;
+}
+
+int SemKernel::sem_lock(Task& t, std::span<const Sembuf> sops) {
+  int locknum = 0;
+  {
+    InFunc in(t, Func::SemLock);
+    locknum = gen_->sem_lock(*this, t, sops);
+  }
+  if (observer_ != nullptr) observer_->on_cs_begin(t, locknum);
+  return locknum;
+}
+
+void SemKernel::sem_unlock(Task& t, int locknum) {
+  sched_point(t, "sem_unlock");
+  if (locknum == Generation::kGlobalLock) queues_->unmerge_queues(*this, t);
+  // The section ends when the release store of the lock that gave the
+  // exclusion (the first lock sem_unlock() drops) has landed: until then the
+  // other CPUs see it held.
+  auto& st = state_of(t);
+  st.cs_locknum = locknum;
+  st.cs_ending = true;
+  gen_->sem_unlock(*this, t, locknum);
+  cs_released(t);
+}
+
+void SemKernel::cs_released(Task& t) {
+  auto& st = state_of(t);
+  if (!st.cs_ending) return;
+  st.cs_ending = false;
+  if (observer_ != nullptr) observer_->on_cs_end(t, st.cs_locknum);
+}
+
+int SemKernel::do_semtimedop(Task& t, std::span<const Sembuf> sops, const Tick* timeout) {
+  InFunc body(t, Func::SysSemtimedop);
+  // Precise mode: no task enters the kernel ahead of simulated time, so the
+  // shared lines it reads first are requested in time order.
+  sched_point(t, "syscall");
+  // copy_from_user, the sops scan, security hooks: the lumped kernel path.
+  t.charge(topo_.params().semop_kernel_path);
+  if (const int err = check_semop_nsops(sops.size(), kSemopmDefault); err != 0) return err;
+  if (sma_.deleted) return -EINVAL;  // the id no longer resolves
+  const bool undo = sops_undo(sops);
+  const bool alter = sops_alter(sops);
+  if (undo) find_alloc_undo(t);
+  if (!gen_->lookup_under_lock()) ipc_obtain_object_check(t);
+  if (const int err = check_semop_args(sops, sma_.nsems(), kSemopmDefault); err != 0) return err;
+
+  int locknum = sem_lock(t, sops);
+  if (gen_->lookup_under_lock())
+    ipc_obtain_object_check(t);
+  else
+    read(t, Field::Perm);  // ipc_valid_object(): sem_perm.deleted
+  if (sma_.deleted) {
+    sem_unlock(t, locknum);
+    return -EIDRM;
+  }
+  if (sma_.layout.sem_base >= 0) {
+    InFunc in(t, Func::PerformAtomic);
+    read(t, Field::SemBase);
+  }
+  int blocking = 0;
+  const int error = perform_own(t, sops, undo, &blocking);
+  WakeList wake;
+  if (error <= 0) {
+    if (error == 0) {
+      InFunc in(t, Func::DoSmartUpdate);
+      if (alter)
+        queues_->do_smart_update(*this, t, sops, true, wake);
+      else if (sma_.policy.otime_all_ops)
+        set_semotime(t, sops);
+    }
+    sem_unlock(t, locknum);
+    wake_up_sem_queue_do(t, wake);
+    return error;
+  }
+
+  // We need to sleep: a struct sem_queue on our stack, queued, then schedule().
+  auto& st = state_of(t);
+  SemQueue& q = st.queue;
+  q.sleeper = &t;
+  q.process = t.process;
+  q.sops.assign(sops.begin(), sops.end());
+  q.alter = alter;
+  q.undo = undo;
+  q.blocking = blocking;
+  q.status = SemQueue::kPending;
+  q.status_at = 0;
+  q.stack_line = &st.stack_line;
+  q.task_line = &st.task_line;
+  q.seq = ++st.sleep_seq;
+  queues_->enqueue(*this, t, q);
+  access(t, Field::SleeperStack, st.stack_line, AccessKind::Write);  // queue.status = -EINTR
+  st.in_sleep = true;
+  st.asleep = true;
+  st.timed_out = st.signalled = false;
+  if (timeout != nullptr) arm_timeout(t, st, t.cursor + *timeout);
+  sem_unlock(t, locknum);
+  sched_.block(t);
+
+  // Woken (by the waker that completed our operation, the timer or a signal).
+  int result = 0;
+  access(t, Field::SleeperStack, st.stack_line, AccessKind::Read);  // READ_ONCE(queue.status)
+  if (q.completed()) {
+    wait_final_status(t, q);  // lock-free return
+    result = q.status;
+  } else {
+    locknum = sem_lock(t, sops);
+    access(t, Field::SleeperStack, st.stack_line, AccessKind::Read);
+    if (q.completed()) {
+      wait_final_status(t, q);
+      result = q.status;
+    } else if (st.timed_out) {
+      result = -EAGAIN;
+    } else if (st.signalled) {
+      result = -EINTR;
+    } else {
+      throw SimulationError("semtimedop: task " + std::to_string(t.id) +
+                            " woke up with its operation pending, no timeout and no signal");
+    }
+    if (!q.completed()) queues_->unlink_queue(*this, t, q);
+    sem_unlock(t, locknum);
+  }
+  st.in_sleep = false;
+  return result;
+}
+
+void SemKernel::arm_timeout(Task& t, TaskState& st, Tick date) {
+  std::weak_ptr<int> alive = alive_;
+  Task* task = &t;
+  TaskState* s = &st;
+  const std::uint64_t seq = st.sleep_seq;
+  t.actor->simulation().at(date, [this, alive, task, s, seq, date] {
+    if (alive.expired() || !s->asleep || s->sleep_seq != seq) return;
+    s->asleep = false;
+    s->timed_out = true;
+    // The timer interrupt on the sleeper's CPU does the wakeup.
+    Task timer;
+    timer.id = -1;
+    timer.cpu = task->cpu;
+    timer.cursor = date;
+    sched_.wake(timer, *task);
+  });
+}
+
+bool SemKernel::signal(Task& sender, Task& target) {
+  auto& st = state_of(target);
+  if (!st.in_sleep) return false;
+  st.signalled = true;
+  if (st.asleep) {
+    st.asleep = false;
+    sched_.wake(sender, target);
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// semctl()
+
+int SemKernel::lock_array_for_semctl(Task& t) {
+  sched_point(t, "syscall");
+  t.charge(topo_.params().semop_kernel_path);
+  ipc_obtain_object_check(t);
+  return sem_lock(t, {});
+}
+
+int SemKernel::setval(Task& t, int semnum, int value) {
+  return in_syscall(t, topo_.params(), [&] {
+    InFunc body(t, Func::SysSemtimedop);
+    if (value < 0 || value > kSemvmx) return -ERANGE;
+    if (sma_.deleted) return -EINVAL;
+    if (semnum < 0 || semnum >= sma_.nsems()) return -EINVAL;
+    const int locknum = lock_array_for_semctl(t);
+    if (sma_.deleted) {
+      sem_unlock(t, locknum);
+      return -EIDRM;
+    }
+    // Every undo list forgets its adjustment of this semaphore.
+    for (auto& [process, ps] : processes_)
+      if (ps.has_undo) ps.semadj[static_cast<std::size_t>(semnum)] = 0;
+    const auto n = static_cast<std::size_t>(semnum);
+    write(t, Field::SemVal, semnum);
+    sma_.semval[n] = value;
+    sma_.sempid[n] = t.process;
+    modified(t, semnum);
+    WakeList wake;
+    {
+      InFunc in(t, Func::DoSmartUpdate);
+      queues_->do_smart_update(*this, t, {}, false, wake);
+    }
+    sem_unlock(t, locknum);
+    wake_up_sem_queue_do(t, wake);
+    return 0;
+  });
+}
+
+int SemKernel::setall(Task& t, std::span<const int> values) {
+  if (values.size() != static_cast<std::size_t>(sma_.nsems()))
+    throw InputError("SETALL needs one value per semaphore (" + std::to_string(sma_.nsems()) +
+                     "), got " + std::to_string(values.size()));
+  return in_syscall(t, topo_.params(), [&] {
+    InFunc body(t, Func::SysSemtimedop);
+    if (sma_.deleted) return -EINVAL;
+    for (const int v : values)
+      if (v < 0 || v > kSemvmx) return -ERANGE;
+    const int locknum = lock_array_for_semctl(t);
+    if (sma_.deleted) {
+      sem_unlock(t, locknum);
+      return -EIDRM;
+    }
+    for (int i = 0; i < sma_.nsems(); ++i) {
+      write(t, Field::SemVal, i);
+      sma_.semval[static_cast<std::size_t>(i)] = values[static_cast<std::size_t>(i)];
+      sma_.sempid[static_cast<std::size_t>(i)] = t.process;
+      modified(t, i);
+    }
+    for (auto& [process, ps] : processes_)
+      if (ps.has_undo) std::fill(ps.semadj.begin(), ps.semadj.end(), 0);
+    WakeList wake;
+    {
+      InFunc in(t, Func::DoSmartUpdate);
+      queues_->do_smart_update(*this, t, {}, false, wake);
+    }
+    sem_unlock(t, locknum);
+    wake_up_sem_queue_do(t, wake);
+    return 0;
+  });
+}
+
+int SemKernel::getval(Task& t, int semnum) {
+  return in_syscall(t, topo_.params(), [&] {
+    InFunc body(t, Func::SysSemtimedop);
+    if (sma_.deleted || semnum < 0 || semnum >= sma_.nsems()) return -EINVAL;
+    const int locknum = lock_array_for_semctl(t);
+    read(t, Field::SemVal, semnum);
+    const int v = sma_.deleted ? -EIDRM : sma_.semval[static_cast<std::size_t>(semnum)];
+    sem_unlock(t, locknum);
+    return v;
+  });
+}
+
+int SemKernel::getpid(Task& t, int semnum) {
+  return in_syscall(t, topo_.params(), [&] {
+    InFunc body(t, Func::SysSemtimedop);
+    if (sma_.deleted || semnum < 0 || semnum >= sma_.nsems()) return -EINVAL;
+    const int locknum = lock_array_for_semctl(t);
+    read(t, Field::SemVal, semnum);
+    const int v = sma_.deleted ? -EIDRM : sma_.sempid[static_cast<std::size_t>(semnum)];
+    sem_unlock(t, locknum);
+    return v;
+  });
+}
+
+int SemKernel::getall(Task& t, std::vector<int>* out) {
+  return in_syscall(t, topo_.params(), [&] {
+    InFunc body(t, Func::SysSemtimedop);
+    if (sma_.deleted) return -EINVAL;
+    const int locknum = lock_array_for_semctl(t);
+    for (int i = 0; i < sma_.nsems(); ++i) read(t, Field::SemVal, i);
+    int r = 0;
+    if (sma_.deleted)
+      r = -EIDRM;
+    else
+      out->assign(sma_.semval.begin(), sma_.semval.end());
+    sem_unlock(t, locknum);
+    return r;
+  });
+}
+
+// count_semcnt() (3.16+, SUS): a sleeper counts on the semaphore of the sop
+// that blocked it at its last try, as a decrement (ncnt) or a wait-for-zero (zcnt).
+int SemKernel::count_semcnt(int semnum, bool count_zero) const {
+  int count = 0;
+  for (const SemQueue* q : sleepers()) {
+    const Sembuf& sop = q->sops[static_cast<std::size_t>(q->blocking)];
+    if (sop.sem_num != semnum) continue;
+    if (count_zero ? sop.sem_op == 0 : sop.sem_op < 0) ++count;
+  }
+  return count;
+}
+
+int SemKernel::getncnt(Task& t, int semnum) {
+  return in_syscall(t, topo_.params(), [&] {
+    InFunc body(t, Func::SysSemtimedop);
+    if (sma_.deleted || semnum < 0 || semnum >= sma_.nsems()) return -EINVAL;
+    const int locknum = lock_array_for_semctl(t);
+    read(t, Field::SemPending, semnum);
+    read(t, Field::Pending);
+    const int v = sma_.deleted ? -EIDRM : count_semcnt(semnum, false);
+    sem_unlock(t, locknum);
+    return v;
+  });
+}
+
+int SemKernel::getzcnt(Task& t, int semnum) {
+  return in_syscall(t, topo_.params(), [&] {
+    InFunc body(t, Func::SysSemtimedop);
+    if (sma_.deleted || semnum < 0 || semnum >= sma_.nsems()) return -EINVAL;
+    const int locknum = lock_array_for_semctl(t);
+    read(t, Field::SemPending, semnum);
+    read(t, Field::Pending);
+    const int v = sma_.deleted ? -EIDRM : count_semcnt(semnum, true);
+    sem_unlock(t, locknum);
+    return v;
+  });
+}
+
+int SemKernel::rmid(Task& t) {
+  return in_syscall(t, topo_.params(), [&] {
+    InFunc body(t, Func::SysSemtimedop);
+    if (sma_.deleted) return -EINVAL;
+    const int locknum = lock_array_for_semctl(t);
+    if (sma_.deleted) {
+      sem_unlock(t, locknum);
+      return -EIDRM;
+    }
+    // freeary(): the undo structures are invalidated, then every sleeper
+    // fails with EIDRM, then the id is removed.
+    for (auto& [process, ps] : processes_) {
+      ps.has_undo = false;
+      ps.semadj.clear();
+    }
+    WakeList wake;
+    queues_->freeary(*this, t, wake);
+    write(t, Field::Perm);
+    sma_.deleted = true;
+    modified(t, KernelObserver::kArrayObject);
+    sem_unlock(t, locknum);
+    wake_up_sem_queue_do(t, wake);
+    return 0;
+  });
+}
+
+void SemKernel::exit_process(Task& t) {
+  InFunc body(t, Func::SysSemtimedop);
+  std::vector<TaskState*> dying;
+  for (auto& st : tasks_) {
+    if (st && st->in_sleep && st->queue.list != nullptr && !st->queue.completed() &&
+        st->queue.process == t.process && st->queue.sleeper != &t)
+      dying.push_back(st.get());
+  }
+  auto it = processes_.find(t.process);
+  const bool has_undo = it != processes_.end() && it->second.has_undo && !sma_.deleted;
+  if (!has_undo && dying.empty()) {
+    if (it != processes_.end()) processes_.erase(it);
+    return;
+  }
+  t.charge(topo_.params().semop_kernel_path);
+  const int locknum = sem_lock(t, {});
+  WakeList wake;
+  // The process's other threads were killed in their sleep: they unlink
+  // themselves with EINTR before the undo list goes (done here for them).
+  for (TaskState* st : dying) {
+    queues_->unlink_queue(*this, t, st->queue);
+    wake_up_sem_queue_prepare(t, st->queue, -EINTR, wake);
+  }
+  if (has_undo) {
+    const std::vector<int> adj = std::move(it->second.semadj);
+    processes_.erase(it);
+    for (int i = 0; i < sma_.nsems(); ++i) {
+      const auto n = static_cast<std::size_t>(i);
+      if (adj[n] == 0) continue;
+      write(t, Field::SemVal, i);
+      // Linux clamps the undone value to [0, SEMVMX].
+      sma_.semval[n] = std::clamp(sma_.semval[n] + adj[n], 0, kSemvmx);
+      sma_.sempid[n] = t.process;
+      modified(t, i);
+    }
+    InFunc in(t, Func::DoSmartUpdate);
+    queues_->do_smart_update(*this, t, {}, true, wake);
+  } else if (it != processes_.end()) {
+    processes_.erase(it);
+  }
+  sem_unlock(t, locknum);
+  wake_up_sem_queue_do(t, wake);
+}
+
+// ---------------------------------------------------------------------------
+// Inspection
+
+const std::vector<int>* SemKernel::semadj(int process) const {
+  const auto it = processes_.find(process);
+  if (it == processes_.end() || !it->second.has_undo) return nullptr;
+  return &it->second.semadj;
+}
+
+bool SemKernel::sleeping(const Task& t) const {
+  const auto id = static_cast<std::size_t>(t.id);
+  if (id >= tasks_.size() || !tasks_[id]) return false;
+  const auto& st = *tasks_[id];
+  return st.in_sleep && st.queue.list != nullptr && !st.queue.completed();
+}
+
+std::vector<const SemQueue*> SemKernel::sleepers() const {
+  std::vector<const SemQueue*> out;
+  for (const auto& st : tasks_)
+    if (st && st->in_sleep && st->queue.list != nullptr && !st->queue.completed())
+      out.push_back(&st->queue);
+  return out;
 }
 
 }  // namespace semsim::ipc

@@ -1,0 +1,71 @@
+// The intermediate "rwlock" variant of March 2013 (Davidlohr Bueso's "reduce
+// ipc lock contention" series with Rik van Riel's first fine-grained
+// patches): never merged. Its text could not be retrieved (reference section
+// 4, [R]); this is the design the merged commit's table and the reference
+// describe:
+//  - a simple operation takes the array's rwlock for reading, then its
+//    semaphore's spinlock: critical sections run in parallel, but read_lock
+//    and read_unlock are atomic RMWs on the one rwlock word, so its line
+//    ping-pongs between all CPUs (machine::RwLock);
+//  - a complex operation, semctl() and exit_sem() take it for writing;
+//  - while complex operations sleep (complex_count != 0, which only changes
+//    under the write lock), a simple operation takes the write lock too, as
+//    its do_smart_update() must scan the array's queue (reconstruction: the
+//    series had to exclude that somehow; this way is race-free).
+// Davidlohr's lockless ipc_obtain_object_check() is in (3.10-rc1), as are the
+// 3.10 queues (one list per sleeper) and struct sem with its lock (32 bytes).
+// The missed-wakeup fix came later (May 2013); it is on here so this
+// generation shows the locking alone ("missed_wakeup_fix": false for the bug).
+#include "ipc/kernel_policy.hpp"
+#include "ipc/sem_kernel.hpp"
+
+namespace semsim::ipc {
+
+KernelPolicy rwlock_policy() {
+  KernelPolicy p = per_sem_lock_policy();
+  p.id = "rwlock";
+  p.kernels = "March 2013 series (never merged)";
+  p.description =
+      "rwlock on the array (read for simple ops, write for complex ones) + per-semaphore lock";
+  p.sem_lock = LockProtocol::RwLock;
+  return p;
+}
+
+namespace {
+
+using machine::Task;
+
+class RwLockGeneration final : public Generation {
+ public:
+  int sem_lock(SemKernel& k, Task& t, std::span<const Sembuf> sops) override {
+    auto& sma = k.array();
+    if (sops.size() == 1) {
+      k.read_lock(t);
+      k.read(t, Field::ComplexCount);
+      if (sma.complex_count == 0) {
+        k.spin_lock(t, sops[0].sem_num);
+        return sops[0].sem_num;
+      }
+      k.read_unlock(t);  // complex ops sleep: the array's queue needs the write lock
+    }
+    k.write_lock(t);
+    return kGlobalLock;
+  }
+
+  void sem_unlock(SemKernel& k, Task& t, int locknum) override {
+    if (locknum == kGlobalLock) {
+      k.write_unlock(t);
+      return;
+    }
+    k.spin_unlock(t, locknum);
+    k.read_unlock(t);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Generation> make_rwlock_generation() {
+  return std::make_unique<RwLockGeneration>();
+}
+
+}  // namespace semsim::ipc
