@@ -94,7 +94,9 @@ ACCEPTED = [
     ("description", "free text"),
     ("kernel", {"base": "global_lock"}),
     ("kernel", {"base": "global_lock", "spinlock": "queued", "fence": "full", "sem_layout": "aligned64"}),
-    ("kernel", {"base": "hysteresis", "hysteresis": 1, "wakeup": "in_wakeup", "otime": "array"}),
+    ("kernel", {"base": "hysteresis", "hysteresis": 1, "wakeup": "in_wakeup", "fence": "full"}),
+    ("kernel", {"base": "per_sem_lock", "otime": "per_sem", "sem_layout": "aligned64", "queues": "merged",
+                "array_layout": "v3_11", "header": "ipc_rcu64"}),
 ]
 
 
