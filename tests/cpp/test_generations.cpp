@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "config/kernel_config.hpp"
+#include "config/scenario.hpp"
 #include "core/errors.hpp"
+#include "driver/simulate.hpp"
 #include "ipc/explorer.hpp"
 #include "ipc/sem_reference.hpp"
 
@@ -241,6 +243,25 @@ TEST(KernelConfig, EveryWhatIfCompositionRuns) {
       return o;
     }());
     EXPECT_EQ(r.semops, 7u * 12u + 2u * 24u) << json;
+  }
+}
+
+TEST(Generations, SameSeedSameBytes) {
+  // Every generation, twice, through the driver: identical result documents;
+  // a complex-op workload, so sleeps, wakeups and global mode are exercised.
+  for (const auto& g : generations()) {
+    const Json doc = {{"name", "determinism"},
+                      {"machine", "laptop-4"},
+                      {"kernel", g.id},
+                      {"workload", {{"type", "sem-scalebench"}, {"mode", 2}, {"complex_every", 2}}},
+                      {"threads", {4}},
+                      {"duration_ms", 0.05},
+                      {"warmup_ms", 0.01},
+                      {"seed", 3},
+                      {"repeats", 1}};
+    const Json first = driver::simulate(parse_scenario(doc));
+    EXPECT_GT(first["points"][0]["ops_total"].get<std::uint64_t>(), 0u) << g.id;
+    EXPECT_EQ(first.dump(), driver::simulate(parse_scenario(doc)).dump()) << g.id;
   }
 }
 
