@@ -305,6 +305,7 @@ class TargetResult:
     checks: list[Check] = field(default_factory=list)
     rows: list[str] = field(default_factory=list)
     error: str = ""
+    scenarios: list[dict[str, Any]] = field(default_factory=list)
 
 
 def reproduce(settings: Settings | None = None, only: list[str] | None = None,
@@ -316,7 +317,8 @@ def reproduce(settings: Settings | None = None, only: list[str] | None = None,
             continue
         res = TargetResult(target)
         try:
-            results = run_all(target.scenarios(settings), workers)
+            res.scenarios = target.scenarios(settings)
+            results = run_all(res.scenarios, workers)
             res.checks, res.rows = target.evaluate(results)
         except Exception as exc:  # a missing generation or workload: reported, not fatal
             res.error = f"{type(exc).__name__}: {exc}".splitlines()[0]
@@ -343,6 +345,12 @@ def write_report(results: list[TargetResult], out_dir: Path, settings: Settings)
         lines.append("")
     path = out_dir / "reproduce.md"
     path.write_text("\n".join(lines))
+    # Every scenario behind the tables, replayable with `semsim run`.
+    for r in results:
+        folder = out_dir / "scenarios" / r.target.name
+        folder.mkdir(parents=True, exist_ok=True)
+        for i, doc in enumerate(r.scenarios):
+            (folder / f"{i:03d}.json").write_text(json.dumps(doc, indent=2) + "\n")
     return path
 
 
