@@ -8,6 +8,9 @@
                [--semaphores LIST] [--repeats K] [--executor process|dask|ADDRESS]
                [-j N] [--set ...] [-o OUT.json|OUT.csv]
   semsim calibrate [-o cpu_models/host.json] [--quick]
+  semsim reproduce [-o DIR] [--duration-ms MS] [--seeds K] [--only NAME,...] [-j N]
+  semsim bench [--repeats K] [-o OUT.json]
+  semsim run ... --profile [--folded FILE]
   semsim list
   semsim validate SCENARIO.json [--set ...]
   semsim --version
@@ -31,7 +34,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
-from . import api
+from . import api, cli_extra
 from ._data import default_scenario_path
 
 EXIT_USAGE = 2
@@ -86,6 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("scenario", metavar="SCENARIO.json")
     _add_set(p)
     p.add_argument("-o", "--output", metavar="OUT.json", help="write the JSON result here instead of stdout")
+    cli_extra.add_profile_flags(p)
 
     p = sub.add_parser("native", help="measure a scenario's workload on real SysV semaphores on this host")
     p.add_argument("scenario", metavar="SCENARIO.json", nargs="?")
@@ -134,6 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="where to write the model (default: cpu_models/host.json, used as machine 'host')")
     p.add_argument("--quick", action="store_true", help="shorter probes (less precise)")
 
+    cli_extra.add_parsers(sub)
     sub.add_parser("list", help="list machines, kernel generations and workloads")
 
     p = sub.add_parser("validate", help="check a scenario; prints 'ok: <name>' or the error")
@@ -192,8 +197,16 @@ def _write_result(result: api.Result, output: str | None) -> None:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    if args.folded and not args.profile:
+        raise UsageError("run: --folded needs --profile")
     result = api._simulate_sets(args.scenario, args.sets)
-    _write_result(result, args.output)
+    if args.profile:
+        # The profile takes stdout; the JSON result goes only where -o says.
+        cli_extra.print_profile(result.doc, args.folded)
+        if args.output is not None:
+            _write_result(result, args.output)
+    else:
+        _write_result(result, args.output)
     _points_table(result, sys.stderr)
     return 0
 
@@ -393,6 +406,8 @@ _COMMANDS = {
     "demo": _cmd_demo,
     "sweep": _cmd_sweep,
     "calibrate": _cmd_calibrate,
+    "reproduce": cli_extra.cmd_reproduce,
+    "bench": cli_extra.cmd_bench,
     "list": _cmd_list,
     "validate": _cmd_validate,
 }

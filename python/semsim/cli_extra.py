@@ -40,7 +40,8 @@ def print_profile(doc: dict[str, Any], folded_path: str | None, out: TextIO = sy
                   f"{point['ops_per_s']:,.0f} ops/s\n")
         out.write(f"# {'Overhead':>9}  Symbol\n")
         for entry in point.get("profile", []):
-            out.write(f"  {100 * entry['share']:8.2f}%  [k] {entry['function']}\n")
+            mark = "[.]" if entry["function"].startswith("[user]") else "[k]"
+            out.write(f"  {100 * entry['share']:8.2f}%  {mark} {entry['function']}\n")
             samples = int(round(entry.get("cpu_ns", 0)))
             if samples > 0 and "stack" in entry:
                 root = f"semsim;threads={point['threads']};{point['kernel']}"
