@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <deque>
 
 #include "core/simulation.hpp"
@@ -20,10 +21,13 @@ Json run_point(const Scenario& scenario, const config::MachineParams& machine,
   machine::Topology topo(machine);
   machine::Scheduler sched(topo);
 
-  // The arrays the workload creates before its tasks start (aim9-shm's
-  // private per-call array is modelled as one array that stays).
+  // The arrays the workload creates before its tasks start. aim9-shm's
+  // private per-call array is modelled as one array per task that stays
+  // (each process's own: tasks never share it), array i for task i.
   std::vector<std::unique_ptr<ipc::SemKernel>> arrays;
   auto sizes = workloads::array_sizes(w, threads);
+  if (workloads::arrays_per_task(w) > 0)
+    sizes.assign(static_cast<std::size_t>(std::max(1, threads)), 1);
   if (sizes.empty()) sizes.push_back(1);
   for (std::size_t a = 0; a < sizes.size(); ++a)
     arrays.push_back(std::make_unique<ipc::SemKernel>(policy, topo, sched, sizes[a], seed + 1000 * a));

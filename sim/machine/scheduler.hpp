@@ -8,7 +8,11 @@
 // on the switching CPU, half charged to the task going out (schedule()) and
 // half to the task coming in, whether the outgoing task blocked or was
 // preempted at the end of its slice. try_to_wake_up costs the waker an
-// atomic on the target runqueue's lock line plus `wakeup_waker`; a wakee
+// atomic on the target runqueue's lock line plus `wakeup_waker` when it
+// wakes an idle CPU (the IPI, or on a VM the exit that wakes the halted
+// vCPU, included), and `wakeup_waker - ipi` when it kicks no idle CPU (the
+// wakee has not slept yet, or it is queued behind a running task; a model
+// with ipi >= wakeup_waker charges wakeup_waker for both); a wakee
 // sent to an idle CPU runs `wakeup_latency` later (IPI, idle exit and
 // schedule-in are all in that figure), or when that CPU has finished
 // switching out and in, if that is later; a wakee sent to a busy CPU waits in
@@ -25,8 +29,9 @@
 //             queue (newidle balancing).
 // Simplifications (assumptions, stated not hidden): no periodic load
 // balancing and no migration of a running task; no wakeup preemption; a
-// migrated task pays no cache-refill cost; `ipi` is not charged separately
-// (it is part of wakeup_latency, and a busy target is not interrupted).
+// migrated task pays no cache-refill cost; `ipi` is the share of
+// wakeup_waker that kicking an idle CPU costs the waker (a reschedule IPI to
+// a busy remote CPU is assumed free: no probe times it apart).
 //
 // CPU time: every charge a task makes while a CPU is its own is also
 // accounted to that CPU, by function; cpu_breakdown() folds it into

@@ -519,11 +519,22 @@ Json calibrate(bool quick, const std::string& name) {
         "assumption: this host has one CPU, so no wake-up of an idle CPU can be probed; set to "
         "context_switch (a wakee can only run after a switch)");
   }
-  costs["ipi"] = param(
-      costs["wakeup_waker"]["value"].get<double>(),
-      "assumption: no probe separates the IPI from the rest of a wake-up (a guest cannot time "
-      "the hypervisor's injection); set to wakeup_waker, which includes sending it, and the "
-      "simulator's wake-up path accounts for it in wakeup_waker and wakeup_latency");
+  if (n > 1) {
+    const Derived kick = derive({{1, "futex_cross_cpu_wake_call", cross.wake_call},
+                                 {-1, "futex_same_cpu_wake_call", same.wake_call}});
+    costs["ipi"] = derived_param(
+        kick, "futex_cross_cpu_wake_call, futex_same_cpu_wake_call",
+        "what kicking an idle CPU adds to the waker's try_to_wake_up(): a FUTEX_WAKE of a "
+        "sleeper on another, idle CPU minus one that queues the sleeper on the waker's own CPU "
+        "(no kick); on a VM this is the exit that wakes the halted vCPU. The simulator charges "
+        "wakeup_waker for a wake-up that kicks an idle CPU and wakeup_waker - ipi for one "
+        "that does not",
+        1.0);
+  } else {
+    costs["ipi"] = param(0.0,
+                         "assumption: one CPU, so no idle CPU to kick can be probed; every "
+                         "wake-up costs wakeup_waker");
+  }
   const Derived user = derive({{1, "runner_loop_einval", loop}, {-1, "getppid", sys}});
   costs["user_loop_iteration"] = derived_param(
       user, "runner_loop_einval, getppid",

@@ -54,8 +54,13 @@ void charge_array_lifecycle(const SimContext& ctx, Task& t) {
 template <class Program>
 void execute(SimContext& ctx, Task& t, int index, Program& program) {
   Step s;
+  // A task whose array is its own (aim9-shm: private per process) uses
+  // array `index`; the others name the shared array in each step.
+  const bool own_array = workloads::arrays_per_task(ctx.scenario.workload) > 0 &&
+                         static_cast<std::size_t>(index) < ctx.arrays.size();
   while (program.next(s)) {
-    auto& kernel = *ctx.arrays[static_cast<std::size_t>(s.array)];
+    auto& kernel = *ctx.arrays[own_array ? static_cast<std::size_t>(index)
+                                         : static_cast<std::size_t>(s.array)];
     if (s.announce_ready) {
       kernel.fence(t);  // worklist_add(): smp_mb() then the flag
       ctx.ready[static_cast<std::size_t>(index)] = 1;

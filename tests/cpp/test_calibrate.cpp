@@ -85,8 +85,14 @@ TEST(Calibrate, QuickRunWritesAModelTheLoaderAndTopologyAccept) {
   }
   EXPECT_GE(probed, 11);
   expect_between(value(m, "costs_ns", "time_slice"), 10'000, 1'000'000'000, "time_slice");
-  EXPECT_EQ(m.at("costs_ns").at("ipi").at("source").get<std::string>().rfind("assumption: ", 0),
-            0u);
+  // ipi: the idle-CPU kick's share of the waker's cost, probed where there are two CPUs.
+  {
+    const std::string ipi = m.at("costs_ns").at("ipi").at("source");
+    if (m.at("cpus").get<int>() > 1)
+      EXPECT_NE(ipi.find("futex_same_cpu_wake_call"), std::string::npos) << ipi;
+    else
+      EXPECT_EQ(ipi.rfind("assumption: ", 0), 0u) << ipi;
+  }
 
   // semop_kernel_path is derived without a successful semop: not from the check.
   const std::string kpath = m.at("costs_ns").at("semop_kernel_path").at("source");
