@@ -391,10 +391,15 @@ class Perturber final : public KernelObserver {
       if (planned.kind == 0) return planned.delay;
       return pause(t, static_cast<Kind>(planned.kind + 1), planned.remaining);
     }
-    if (t.id == slow_) {
-      // The slow task's rule for this code location, drawn when first met.
-      auto it = rules_.find(point);
-      if (it == rules_.end()) it = rules_.emplace(point, draw_rule()).first;
+    const double q = t.id == slow_ ? o_.rule_probability : o_.other_rule_probability;
+    if (q > 0) {
+      // The task's rule for this code location, drawn when first met.
+      const auto key = std::make_pair(t.id, std::string(point));
+      auto it = task_rules_.find(key);
+      if (it == task_rules_.end()) {
+        const auto forced = t.id == slow_ ? rules_.find(point) : rules_.end();
+        it = task_rules_.emplace(key, forced != rules_.end() ? forced->second : draw_rule(q)).first;
+      }
       const Rule& rule = it->second;
       if (rule.kind != Kind::None && rng_.uniform() < o_.rule_repeat) {
         if (rule.kind == Kind::Timed) return rule.delay;
@@ -439,9 +444,9 @@ class Perturber final : public KernelObserver {
     int remaining = 1;
     Tick delay = 0;
   };
-  Rule draw_rule() {
+  Rule draw_rule(double probability) {
     Rule r;
-    if (rng_.uniform() >= o_.rule_probability) return r;
+    if (rng_.uniform() >= probability) return r;
     r.kind = static_cast<Kind>(1 + rng_.below(4));
     switch (r.kind) {
       case Kind::Timed:
@@ -493,7 +498,8 @@ class Perturber final : public KernelObserver {
   int lo_bits_ = 0, hi_bits_ = 0;
   std::vector<std::shared_ptr<Pause>> pauses_;
   std::map<int, int> occurrences_;     // synchronisation points passed, by task
-  std::map<std::string, Rule> rules_;  // the slow task's, by code location
+  std::map<std::string, Rule> rules_;  // imposed on the slow task, by code location
+  std::map<std::pair<int, std::string>, Rule> task_rules_;  // by task and code location
 };
 
 }  // namespace

@@ -145,7 +145,8 @@ std::vector<ExploreTask> mixed_workload();
 // Perturbation (see Perturber in explorer.cpp), drawn from the seed: one task
 // is the slow one; at each code location where it reaches a synchronisation
 // point (the labels of SemKernel::set_schedule_hook) it gets, with
-// probability rule_probability, a rule applied there every time (with
+// probability rule_probability (other_rule_probability for the other
+// tasks), a rule applied there every time (with
 // probability rule_repeat): a delay, or a pause until the other tasks have
 // passed 1..max_pause_steps synchronisation points, or changed complex_count /
 // the mode flag once or twice, or ended one or two critical sections (a
@@ -157,6 +158,7 @@ struct ExploreOptions {
   std::uint64_t seed = 1;
   int iterations = 12;
   double rule_probability = 0.35;
+  double other_rule_probability = 0.0;  // the same for every other task
   double rule_repeat = 1.0;
   double jitter_probability = 0.02;
   Tick min_jitter = 50 * kTicksPerNs;

@@ -5,7 +5,8 @@
 //
 // Every search is deterministic (a fixed range of seeds and plans), so these
 // tests never flake; the budgets leave room for the first hit to move if the
-// machine model's costs change.
+// machine model's costs change (today: the 3.10/3.11 race at seeds 123-151,
+// about one run in 250; the 3.12 race after about 15000 small schedules).
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -90,7 +91,7 @@ TEST(Explorer, FindsTheSemLockRaceOf310And311) {
   // op proceeds beside a complex op that went to sleep in between.
   for (const char* id : {"per_sem_lock", "split_queues", "moved_otime"}) {
     const auto& p = gen(id);
-    const auto s = search_mixed(p, machine(), 1, 800);
+    const auto s = search_mixed(p, machine(), 1, 2500);
     ASSERT_TRUE(s.found) << id;
     EXPECT_TRUE(has(s.result, Violation::Kind::Race)) << id << ": " << first_violation(s.result);
     report("sem_lock race", p, s);
