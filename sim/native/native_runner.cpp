@@ -315,6 +315,18 @@ Json point_json(int threads, const std::vector<RunResult>& runs, const HostInfo&
   }
   p["context_switches"] = {{"voluntary", med.voluntary_total},
                            {"involuntary", med.involuntary_total}};
+  // The CPU time the tasks got, as a share of what they could have used (one CPU
+  // per task, at most the host's CPUs, over the window). Tasks that never sleep
+  // and get less than 1 were kept off the CPUs by something else: the point
+  // measures the host's other load too.
+  {
+    const double usable =
+        static_cast<double>(std::min<std::size_t>(med.per_task_ops.size(),
+                                                  std::max<std::size_t>(1, detail::allowed_cpus().size()))) *
+        med.window_s * 1e9;
+    p["cpu_s"] = static_cast<double>(med.cpu_ns_total) * 1e-9;
+    p["cpu_share"] = usable > 0 ? static_cast<double>(med.cpu_ns_total) / usable : 0.0;
+  }
   p["per_task"] = {{"ops", med.per_task_ops},
                    {"rounds", med.per_task_rounds},
                    {"voluntary_cs", med.voluntary},

@@ -156,6 +156,7 @@ struct alignas(64) TaskSlot {
   std::atomic<std::uint64_t> rounds{0};  // the benchmark's own counter
   alignas(64) std::int64_t nvcsw = 0;    // context switches over the window (or the run)
   std::int64_t nivcsw = 0;
+  std::int64_t cpu_ns = 0;           // CPU time (user + system) over the window (or the run)
   std::uint64_t eagain = 0;         // calls that failed with EAGAIN (IPC_NOWAIT)
   std::int64_t finish_ns = 0;       // when the task's program ended (0: it did not)
   std::uint32_t nsamples = 0;       // latency samples in its sample buffer

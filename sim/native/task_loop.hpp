@@ -245,6 +245,11 @@ void run_task(Program& program, TaskEnv& env) {
   if (have_start) {
     slot.nvcsw = at_end.ru_nvcsw - at_start.ru_nvcsw;
     slot.nivcsw = at_end.ru_nivcsw - at_start.ru_nivcsw;
+    const auto ns = [](const struct rusage& u) {
+      return (static_cast<std::int64_t>(u.ru_utime.tv_sec) + u.ru_stime.tv_sec) * 1'000'000'000 +
+             (static_cast<std::int64_t>(u.ru_utime.tv_usec) + u.ru_stime.tv_usec) * 1'000;
+    };
+    slot.cpu_ns = ns(at_end) - ns(at_start);
   }
   slot.eagain = eagain;
   slot.nsamples = sampler.count();

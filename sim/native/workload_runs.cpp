@@ -395,6 +395,7 @@ RunResult run_workload_once(const Scenario& sc, int threads, const std::vector<i
     result.involuntary.push_back(slot.nivcsw);
     result.voluntary_total += slot.nvcsw;
     result.involuntary_total += slot.nivcsw;
+    result.cpu_ns_total += slot.cpu_ns;
     result.cpu.push_back(slot.cpu);
     const std::uint64_t* samples = shared.samples(i);
     for (std::uint32_t s = 0; s < slot.nsamples; ++s)

@@ -24,6 +24,7 @@ struct RunResult {
   std::vector<int> cpu;  // pinned CPU, -1 unpinned
   long voluntary_total = 0;
   long involuntary_total = 0;
+  std::int64_t cpu_ns_total = 0;  // CPU time the `threads` tasks got over the window
   std::uint64_t eagain = 0;
   // semop() latency samples of the `threads` tasks: (nanoseconds, calls it stands for).
   std::vector<std::pair<std::uint64_t, std::uint64_t>> samples;
