@@ -37,6 +37,11 @@ def load_sim(simdir, comparedir):
                 "predicted_ops_per_s": pred, "measured_ops_per_s": mm,
                 "measured_min_ops_per_s": lo, "measured_max_ops_per_s": hi,
                 "error_pct": (pred - mm) / mm * 100.0, "exceeds_spread": pred < lo or pred > hi}
+    # Scenarios not re-simulated keep their compare run's prediction, marked.
+    simulated = {n for n, _ in rows}
+    for (name, t), m in meas.items():
+        if name not in simulated:
+            rows[(name, t)] = dict(m, not_resimulated=True)
     return rows, meas
 
 
@@ -57,7 +62,8 @@ def main():
     for (name, t), p in sorted(cur.items()):
         e = p["error_pct"]
         errs.append(abs(e))
-        line = (f"| {name} | {t} | {p['predicted_ops_per_s']:,.0f} | {p['measured_ops_per_s']:,.0f} "
+        mark = " (not re-simulated)" if p.get("not_resimulated") else ""
+        line = (f"| {name}{mark} | {t} | {p['predicted_ops_per_s']:,.0f} | {p['measured_ops_per_s']:,.0f} "
                 f"({p['measured_min_ops_per_s']:,.0f}..{p['measured_max_ops_per_s']:,.0f}) | {e:+.1f} | "
                 f"{'yes' if p['exceeds_spread'] else 'no'} |")
         if old is not None:
