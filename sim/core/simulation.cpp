@@ -1,5 +1,7 @@
 #include "core/simulation.hpp"
 
+#include <cstdint>
+
 #include <simgrid/Exception.hpp>
 #include <simgrid/kernel/Timer.hpp>
 #include <simgrid/s4u.hpp>
@@ -28,6 +30,13 @@ void connect_deadlock_signal_once() {
 
 double to_sg(Tick t) { return static_cast<double>(t); }
 
+// SimGrid's timer heap is process-global and outlives an engine: a timer still
+// pending when a run stops would fire in the next engine of this process.
+// Every timer carries the id of the run that set it and does nothing unless
+// that run is the live one.
+std::uint64_t g_next_run_id = 1;
+std::uint64_t g_live_run_id = 0;
+
 }  // namespace
 
 struct Simulation::Impl {
@@ -38,6 +47,7 @@ struct Simulation::Impl {
   bool deadlock = false;
   bool stopped = false;
   bool ran = false;
+  std::uint64_t run_id = g_next_run_id++;
   std::vector<std::pair<std::string, std::function<void()>>> pending;  // bodies before run()
 
   Tick now() const { return static_cast<Tick>(sg4::Engine::get_clock() - start_clock); }
@@ -113,7 +123,10 @@ Actor& Simulation::spawn(const std::string& name, std::function<void(Actor&)> bo
 }
 
 void Simulation::at(Tick date, std::function<void()> callback) {
-  simgrid::kernel::timer::Timer::set(impl_->start_clock + to_sg(date), std::move(callback));
+  simgrid::kernel::timer::Timer::set(impl_->start_clock + to_sg(date),
+                                     [id = impl_->run_id, cb = std::move(callback)] {
+                                       if (id == g_live_run_id) cb();
+                                     });
 }
 
 void Simulation::run() {
@@ -124,7 +137,9 @@ void Simulation::run() {
   impl_->pending.clear();
   impl_->deadlock = false;
   g_deadlock_flag = &impl_->deadlock;
+  g_live_run_id = impl_->run_id;
   impl_->engine->run();
+  g_live_run_id = 0;
   g_deadlock_flag = nullptr;
   if (impl_->error) std::rethrow_exception(impl_->error);
   if (impl_->deadlock && !impl_->stopped)
