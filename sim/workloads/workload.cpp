@@ -63,6 +63,10 @@ void execute(SimContext& ctx, Task& t, int index, Program& program) {
                                          : static_cast<std::size_t>(s.array)];
     if (s.announce_ready) {
       kernel.fence(t);  // worklist_add(): smp_mb() then the flag
+      // The flag is seen by another task (sembench's waker): publish it at
+      // this task's date, not up to kSyncQuantum before it, or the waker would
+      // read it early and post before this task's semop, which then never sleeps.
+      t.sync();
       ctx.ready[static_cast<std::size_t>(index)] = 1;
     }
     switch (s.kind) {
