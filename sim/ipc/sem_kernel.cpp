@@ -739,31 +739,23 @@ int SemKernel::count_semcnt(int semnum, bool count_zero) const {
   return count;
 }
 
-int SemKernel::getncnt(Task& t, int semnum) {
+// GETNCNT / GETZCNT: both count sleepers under the array lock.
+int SemKernel::semctl_count(Task& t, int semnum, bool count_zero) {
   return in_syscall(t, topo_.params(), [&] {
     InFunc body(t, Func::SysSemtimedop);
     if (sma_.deleted || semnum < 0 || semnum >= sma_.nsems()) return -EINVAL;
     const int locknum = lock_array_for_semctl(t);
     read(t, Field::SemPending, semnum);
     read(t, Field::Pending);
-    const int v = sma_.deleted ? -EIDRM : count_semcnt(semnum, false);
+    const int v = sma_.deleted ? -EIDRM : count_semcnt(semnum, count_zero);
     sem_unlock(t, locknum);
     return v;
   });
 }
 
-int SemKernel::getzcnt(Task& t, int semnum) {
-  return in_syscall(t, topo_.params(), [&] {
-    InFunc body(t, Func::SysSemtimedop);
-    if (sma_.deleted || semnum < 0 || semnum >= sma_.nsems()) return -EINVAL;
-    const int locknum = lock_array_for_semctl(t);
-    read(t, Field::SemPending, semnum);
-    read(t, Field::Pending);
-    const int v = sma_.deleted ? -EIDRM : count_semcnt(semnum, true);
-    sem_unlock(t, locknum);
-    return v;
-  });
-}
+int SemKernel::getncnt(Task& t, int semnum) { return semctl_count(t, semnum, false); }
+
+int SemKernel::getzcnt(Task& t, int semnum) { return semctl_count(t, semnum, true); }
 
 int SemKernel::rmid(Task& t) {
   return in_syscall(t, topo_.params(), [&] {

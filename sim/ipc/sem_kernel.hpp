@@ -273,6 +273,7 @@ class SemKernel {
   void wait_final_status(machine::Task& t, const SemQueue& q);
   void arm_timeout(machine::Task& t, TaskState& st, Tick date);
   int count_semcnt(int semnum, bool count_zero) const;
+  int semctl_count(machine::Task& t, int semnum, bool count_zero);
   void trace(const machine::Task& t, Field f, int sem, int line, AccessKind kind);
   machine::Spinlock& lock_of(int n);
   std::span<int> semadj_span(int process, bool undo);
