@@ -2,7 +2,7 @@
 
   semsim run SCENARIO.json [--set KEY=VALUE ...] [-o OUT.json]
   semsim native [SCENARIO.json] [--set ...] [-o OUT.json] [--cleanup]
-  semsim compare SCENARIO.json [--set ...] [-o DIR]
+  semsim compare SCENARIO.json... [--machine NAME] [--set ...] [-o DIR]
   semsim demo [--set ...] [-o DIR]
   semsim sweep SCENARIO.json [--threads LIST] [--kernel LIST] [--machine LIST]
                [--semaphores LIST] [--repeats K] [--executor process|dask|ADDRESS]
@@ -98,8 +98,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cleanup", action="store_true",
                    help="first remove semaphore arrays left by killed runners, and say how many")
 
-    p = sub.add_parser("compare", help="simulate and measure a scenario; table, DIR/compare.json, DIR/<name>.png")
-    p.add_argument("scenario", metavar="SCENARIO.json")
+    p = sub.add_parser("compare", help="simulate and measure scenarios; table, DIR/compare.json, DIR/<name>.png")
+    p.add_argument("scenario", metavar="SCENARIO.json", nargs="+")
+    p.add_argument("--machine", default=None, metavar="NAME",
+                   help="the model to predict with (e.g. host: the calibrated model), for every scenario")
     _add_set(p)
     p.add_argument("-o", "--output", metavar="DIR", default="out", help="output directory (default: out)")
 
@@ -226,7 +228,7 @@ def _cmd_native(args: argparse.Namespace) -> int:
     return 0
 
 
-def _compare(source: str, sets: list[str], out_dir: str) -> int:
+def _compare(source: str, sets: list[str], out_dir: str) -> list[dict[str, Any]]:
     from .compare import Comparison
 
     scenario_text = api._load_text(source, sets)
@@ -255,15 +257,39 @@ def _compare(source: str, sets: list[str], out_dir: str) -> int:
     print(comparison.table())
     json_path, png_path = comparison.write(out_dir)
     print(f"wrote {json_path} and {png_path}")
-    return 0
+    return [dict(row, scenario=name) for row in comparison.rows]
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
-    return _compare(args.scenario, args.sets, args.output)
+    sets = list(args.sets) + ([f"machine={args.machine}"] if args.machine else [])
+    if len(args.scenario) == 1:
+        _compare(args.scenario[0], sets, args.output)
+        return 0
+    # Several scenarios (e.g. scenarios/host/*.json): one sub-folder each, then
+    # the accuracy summary over every point.
+    rows: list[dict[str, Any]] = []
+    for source in args.scenario:
+        rows += _compare(source, sets, str(Path(args.output) / Path(source).stem))
+        print()
+    errors = sorted(abs(r["error_pct"]) for r in rows if r.get("error_pct") is not None)
+    summary: dict[str, Any] = {"points": len(rows), "compared": len(errors)}
+    if errors:
+        mid = len(errors) // 2
+        median = errors[mid] if len(errors) % 2 else (errors[mid - 1] + errors[mid]) / 2
+        summary.update(median_abs_error_pct=median, max_abs_error_pct=errors[-1],
+                       within_15_pct=sum(e <= 15 for e in errors), within_35_pct=sum(e <= 35 for e in errors))
+        print(f"accuracy over {len(errors)} points: median |error| {median:.1f} %, max {errors[-1]:.1f} %, "
+              f"within 15 %: {summary['within_15_pct']}, within 35 %: {summary['within_35_pct']}")
+    out = Path(args.output)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "accuracy.json").write_text(json.dumps({"summary": summary, "rows": rows}, indent=2) + "\n")
+    print(f"wrote {out / 'accuracy.json'}")
+    return 0
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    return _compare(os.fspath(default_scenario_path()), args.sets, args.output)
+    _compare(os.fspath(default_scenario_path()), args.sets, args.output)
+    return 0
 
 
 def _int_list(text: str, flag: str, words: Sequence[str] = ()) -> list[Any]:

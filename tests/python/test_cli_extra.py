@@ -56,3 +56,16 @@ def test_reproduce_writes_the_report(tmp_path):
 def test_bench_rejects_bad_repeats():
     r = semsim("bench", "--repeats", "0")
     assert r.returncode == 2 and "repeats" in r.stderr
+
+
+def test_compare_several_scenarios_writes_the_accuracy_summary(tmp_path):
+    host = ROOT / "scenarios" / "host"
+    r = semsim("compare", str(host / "semop-multi-s8.json"), str(host / "aim9-shm.json"),
+               "--machine", "host-default", "--set", "threads=[1]", "--set", "duration_ms=10",
+               "--set", "warmup_ms=2", "--set", "repeats=1", "-o", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    summary = json.loads((tmp_path / "accuracy.json").read_text())
+    assert summary["summary"]["points"] == 2
+    assert {row["scenario"] for row in summary["rows"]} == {"semop-multi-s8", "aim9-shm"}
+    assert all(row["machine"] == "host-default" for row in summary["rows"])
+    assert (tmp_path / "aim9-shm" / "compare.json").exists()
