@@ -27,6 +27,7 @@ void WindowStats::begin(Tick now) {
   rounds_at_start_ = sum(rounds_);
   for (const auto* line : sma_.lines()) const_cast<machine::CacheLine*>(line)->reset_stats();
   sma_.array_lock->reset_stats();
+  if (sma_.rwlock) sma_.rwlock->reset_stats();
   for (auto& l : sma_.sem_locks) l->reset_stats();
 }
 
@@ -136,6 +137,10 @@ Json WindowStats::to_json() const {
 
   Json locks = Json::array();
   locks.push_back(lock_json("sem_perm.lock (array)", sma_.array_lock->stats()));
+  if (sma_.rwlock) {  // the March 2013 series' array rwlock
+    locks.push_back(lock_json("array rwlock (read)", sma_.rwlock->stats().read));
+    locks.push_back(lock_json("array rwlock (write)", sma_.rwlock->stats().write));
+  }
   if (!sma_.sem_locks.empty()) {
     machine::LockStats sum;
     for (const auto& l : sma_.sem_locks) {

@@ -121,3 +121,17 @@ TEST(ScenarioErrors, NameTheFieldAndTheAllowedValues) {
   semsim::apply_override(doc, "kernel=global_lock");
   EXPECT_EQ(doc["kernel"], "global_lock");
 }
+
+TEST(Simulate, TheRwlockGenerationReportsItsArrayRwlock) {
+  auto doc = base_scenario();
+  doc["threads"] = 4;
+  doc["kernel"] = "rwlock";
+  auto p = run(doc)["points"][0];
+  const Json* read = nullptr;
+  for (const auto& l : p["locks"])
+    if (l["lock"] == "array rwlock (read)") read = &l;
+  ASSERT_NE(read, nullptr);
+  // Every simple op takes the read side once; none takes the array spinlock.
+  EXPECT_NEAR((*read)["acquisitions"].get<double>(), p["ops_total"].get<double>(), 4.0);
+  EXPECT_EQ(p["locks"][0]["acquisitions"].get<double>(), 0);
+}
