@@ -17,6 +17,7 @@
 
 #include "ipc/kernel_policy.hpp"
 #include "ipc/sem_kernel.hpp"
+#include "ipc/update_queue_3x.hpp"
 
 namespace semsim::ipc {
 
@@ -112,47 +113,8 @@ class GlobalQueue final : public QueueOps {
   }
 
  private:
-  // check_restart(): may the completion of q let an earlier entry proceed?
-  static bool check_restart(SemKernel& k, const SemQueue& q) {
-    auto& sma = k.array();
-    if (!q.alter) return false;               // it did not modify the array
-    if (sma.complex_count != 0) return true;  // pending complex ops: too difficult
-    if (q.sops.size() > 1) return true;       // it was complex itself
-    const auto n = static_cast<std::size_t>(q.sops[0].sem_num);
-    const auto& curr = sma.pending_alter[n];
-    if (curr.empty()) return false;
-    // A decrement: only wait-for-zero sleepers (at the head) can gain, and only at 0.
-    if (sma.semval[n] != 0) return false;
-    return curr.front()->sops[0].sem_op == 0;
-  }
-
-  // update_queue(): try every sleeper of the list; completed ones are unlinked
-  // and their wakeup prepared, then the scan restarts if check_restart() says so.
   bool update_queue(SemKernel& k, Task& t, int semnum, WakeList& wake) {
-    auto& sma = k.array();
-    SemList& list =
-        semnum < 0 ? sma.global_alter : sma.pending_alter[static_cast<std::size_t>(semnum)];
-    k.read(t, semnum < 0 ? Field::Pending : Field::SemPending, semnum < 0 ? 0 : semnum);
-    bool completed = false;
-  again:
-    for (auto walk = list.begin(); walk != list.end();) {
-      SemQueue* q = *walk;
-      ++walk;
-      // On a semaphore's list at value 0 no alter entry can proceed: simple
-      // increments never sleep, decrements cannot succeed.
-      if (semnum >= 0 && sma.semval[static_cast<std::size_t>(semnum)] == 0 && q->alter) break;
-      const int error = k.perform_atomic_semop(t, *q);  // try_atomic_semop()
-      if (error > 0) continue;
-      unlink_queue(k, t, *q);
-      bool restart = false;
-      if (error == 0) {
-        completed = true;
-        restart = check_restart(k, *q);
-      }
-      k.wake_up_sem_queue_prepare(t, *q, error, wake);
-      if (restart) goto again;
-    }
-    return completed;
+    return update_queue_3x(*this, k, t, semnum, wake);
   }
 };
 

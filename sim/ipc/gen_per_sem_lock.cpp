@@ -33,6 +33,7 @@
 
 #include "ipc/kernel_policy.hpp"
 #include "ipc/sem_kernel.hpp"
+#include "ipc/update_queue_3x.hpp"
 
 namespace semsim::ipc {
 
@@ -207,42 +208,8 @@ class OneListQueue final : public QueueOps {
     if (otime) k.set_semotime(t, sops);
   }
 
-  // check_restart() of 3.10.
-  static bool check_restart(const SemArray& sma, const SemQueue& q) {
-    if (!q.alter) return false;
-    if (sma.complex_count != 0) return true;
-    if (q.sops.size() > 1) return true;
-    const auto n = static_cast<std::size_t>(q.sops[0].sem_num);
-    const auto& curr = sma.pending_alter[n];
-    if (curr.empty()) return false;
-    if (sma.semval[n] != 0) return false;
-    // A wait-for-zero op at the head of the semaphore's list can now proceed.
-    return curr.front()->sops[0].sem_op == 0;
-  }
-
   bool update_queue(SemKernel& k, Task& t, int semnum, WakeList& wake) {
-    auto& sma = k.array();
-    SemList& list =
-        semnum < 0 ? sma.global_alter : sma.pending_alter[static_cast<std::size_t>(semnum)];
-    k.read(t, semnum < 0 ? Field::Pending : Field::SemPending, semnum < 0 ? 0 : semnum);
-    bool completed = false;
-  again:
-    for (auto walk = list.begin(); walk != list.end();) {
-      SemQueue* q = *walk;
-      ++walk;
-      if (semnum >= 0 && sma.semval[static_cast<std::size_t>(semnum)] == 0 && q->alter) break;
-      const int error = k.perform_atomic_semop(t, *q);  // try_atomic_semop()
-      if (error > 0) continue;
-      unlink_queue(k, t, *q);
-      bool restart = false;
-      if (error == 0) {
-        completed = true;
-        restart = check_restart(sma, *q);
-      }
-      k.wake_up_sem_queue_prepare(t, *q, error, wake);
-      if (restart) goto again;
-    }
-    return completed;
+    return update_queue_3x(*this, k, t, semnum, wake);
   }
 };
 
