@@ -26,6 +26,13 @@ def _number(value: Any) -> float | None:
     return None
 
 
+#: A measured point whose CPUs were this busy with other processes during its window
+#: (``foreign_cpu_share`` of the native runner: the host's busy time from /proc/stat
+#: minus the runner's own tasks, over the CPUs' capacity) measured the host's other
+#: load too. 0.15 is three times the tick-sampling error of a 200 ms window on 2 CPUs.
+HOST_BUSY_SHARE = 0.15
+
+
 def match_points(simulated: Result, measured: Result) -> list[dict[str, Any]]:
     """Pairs each simulated point with the measured point of the same thread count.
 
@@ -33,6 +40,10 @@ def match_points(simulated: Result, measured: Result) -> list[dict[str, Any]]:
     median of the measured runs; ``exceeds_spread`` is true when the prediction
     lies outside the measured runs' [min, max]. ``predicted_min_ops_per_s`` and
     ``predicted_max_ops_per_s`` are the simulated spread over the seeds.
+    ``foreign_cpu_share`` is what other processes used of the host's CPUs during
+    the measured window (None where the runner could not tell) and ``host_busy``
+    is true when it exceeds :data:`HOST_BUSY_SHARE`: such a point measured the
+    host's other load as well as the workload.
     """
     unused = list(measured.points)
     rows: list[dict[str, Any]] = []
@@ -52,6 +63,7 @@ def match_points(simulated: Result, measured: Result) -> list[dict[str, Any]]:
         exceeds = None
         if predicted is not None and lo is not None and hi is not None:
             exceeds = predicted < lo or predicted > hi
+        foreign = _number(mp.get("foreign_cpu_share")) if mp else None
         rows.append(
             {
                 "threads": sp.get("threads"),
@@ -65,6 +77,8 @@ def match_points(simulated: Result, measured: Result) -> list[dict[str, Any]]:
                 "measured_max_ops_per_s": hi,
                 "error_pct": error,
                 "exceeds_spread": exceeds,
+                "foreign_cpu_share": foreign,
+                "host_busy": None if foreign is None else foreign > HOST_BUSY_SHARE,
             }
         )
     return rows
@@ -110,8 +124,12 @@ class Comparison:
         return pd.DataFrame(self.rows)
 
     def table(self) -> str:
-        """The human table: point | predicted | measured (min..max) | error % | exceeds spread?"""
-        header = ["point", "predicted ops/s", "measured ops/s (min..max)", "error %", "exceeds spread?"]
+        """The human table: point | predicted | measured (min..max) | error % | exceeds spread? | host busy
+
+        The last column is the share of the CPUs other processes used while the
+        point was measured, marked "busy" above :data:`HOST_BUSY_SHARE`.
+        """
+        header = ["point", "predicted ops/s", "measured ops/s (min..max)", "error %", "exceeds spread?", "host busy"]
         lines = []
         for r in self.rows:
             measured = _fmt_ops(r["measured_ops_per_s"])
@@ -122,7 +140,9 @@ class Comparison:
                 )
             error = "-" if r["error_pct"] is None else f"{r['error_pct']:+.1f}"
             exceeds = {True: "yes", False: "no", None: "-"}[r["exceeds_spread"]]
-            lines.append([f"{r['threads']} threads", _fmt_ops(r["predicted_ops_per_s"]), measured, error, exceeds])
+            foreign = r.get("foreign_cpu_share")
+            busy = "-" if foreign is None else f"{foreign:.2f}" + (" busy" if r.get("host_busy") else "")
+            lines.append([f"{r['threads']} threads", _fmt_ops(r["predicted_ops_per_s"]), measured, error, exceeds, busy])
         widths = [max(len(row[i]) for row in [header, *lines]) for i in range(len(header))]
 
         def fmt(row: list[str]) -> str:

@@ -21,7 +21,8 @@ std::string g_data_dir;
 std::vector<std::string> model_dirs() {
   std::vector<std::string> dirs;
   dirs.push_back("cpu_models");  // the current directory's models first (calibrated hosts)
-  if (const char* env = std::getenv("SEMSIM_DATA_DIR")) dirs.push_back(std::string(env) + "/cpu_models");
+  if (const char* env = std::getenv("SEMSIM_DATA_DIR"))
+    dirs.push_back(std::string(env) + "/cpu_models");
   if (!g_data_dir.empty()) dirs.push_back(g_data_dir + "/cpu_models");
   dirs.push_back(std::string(SEMSIM_SOURCE_DIR) + "/cpu_models");
   return dirs;
@@ -46,7 +47,8 @@ double param(const Json& obj, const std::string& path, const std::string& key, b
   const Json& p = obj.at(key);
   const std::string here = child_path(path, key);
   if (!p.is_object() || !p.contains("value") || !p.contains("source"))
-    fail(here, "must be an object {\"value\": number, \"source\": \"where the number comes from\"}");
+    fail(here,
+         "must be an object {\"value\": number, \"source\": \"where the number comes from\"}");
   if (as_string(p["source"], here + ".source").empty()) fail(here + ".source", "must not be empty");
   return as_number(p["value"], here + ".value", 0, false);
 }
@@ -67,35 +69,45 @@ MachineParams parse_machine(const Json& doc, const std::string& where) {
   MachineParams m;
   m.raw = doc;
   m.hash = fnv1a64(doc.dump());
-  m.name = doc.contains("name") ? as_string(doc["name"], path + ": name") : fs::path(where).stem().string();
-  m.description = doc.contains("description") ? as_string(doc["description"], path + ": description") : "";
+  m.name = doc.contains("name") ? as_string(doc["name"], path + ": name")
+                                : fs::path(where).stem().string();
+  m.description =
+      doc.contains("description") ? as_string(doc["description"], path + ": description") : "";
   m.cpus = static_cast<int>(as_int(require(doc, path, "cpus"), path + ": cpus", 1, 256));
   const Json& topo = require(doc, path, "topology");
   const std::string tp = path + ": topology";
   m.sockets = static_cast<int>(as_int(require(topo, tp, "sockets"), tp + ".sockets", 1, 64));
-  m.dies_per_socket = topo.contains("dies_per_socket")
-                          ? static_cast<int>(as_int(topo["dies_per_socket"], tp + ".dies_per_socket", 1, 16))
-                          : 1;
-  m.cores_per_die = static_cast<int>(as_int(require(topo, tp, "cores_per_die"), tp + ".cores_per_die", 1, 256));
+  m.dies_per_socket =
+      topo.contains("dies_per_socket")
+          ? static_cast<int>(as_int(topo["dies_per_socket"], tp + ".dies_per_socket", 1, 16))
+          : 1;
+  m.cores_per_die =
+      static_cast<int>(as_int(require(topo, tp, "cores_per_die"), tp + ".cores_per_die", 1, 256));
   m.threads_per_core = static_cast<int>(
       as_int(require(topo, tp, "threads_per_core"), tp + ".threads_per_core", 1, 8));
   if (m.sockets * m.dies_per_socket * m.cores_per_die * m.threads_per_core != m.cpus)
-    fail(path + ": cpus", fmt::format("is {} but the topology has sockets*dies_per_socket*cores_per_die*"
-                                      "threads_per_core = {}",
-                                      m.cpus, m.sockets * m.dies_per_socket * m.cores_per_die * m.threads_per_core));
-  std::string numbering = topo.contains("numbering")
-                              ? as_choice(topo["numbering"], tp + ".numbering", {"linux", "smt-adjacent"})
-                              : "linux";
+    fail(path + ": cpus",
+         fmt::format("is {} but the topology has sockets*dies_per_socket*cores_per_die*"
+                     "threads_per_core = {}",
+                     m.cpus, m.sockets * m.dies_per_socket * m.cores_per_die * m.threads_per_core));
+  std::string numbering =
+      topo.contains("numbering")
+          ? as_choice(topo["numbering"], tp + ".numbering", {"linux", "smt-adjacent"})
+          : "linux";
   m.smt_adjacent = numbering == "smt-adjacent";
-  m.socket_hops.assign(static_cast<std::size_t>(m.sockets), std::vector<int>(static_cast<std::size_t>(m.sockets), 1));
-  for (int s = 0; s < m.sockets; ++s) m.socket_hops[static_cast<std::size_t>(s)][static_cast<std::size_t>(s)] = 0;
+  m.socket_hops.assign(static_cast<std::size_t>(m.sockets),
+                       std::vector<int>(static_cast<std::size_t>(m.sockets), 1));
+  for (int s = 0; s < m.sockets; ++s)
+    m.socket_hops[static_cast<std::size_t>(s)][static_cast<std::size_t>(s)] = 0;
   if (topo.contains("socket_hops")) {
     const Json& hops = topo["socket_hops"];
     if (!hops.is_array() || hops.size() != static_cast<std::size_t>(m.sockets))
-      fail(tp + ".socket_hops", fmt::format("must be a {}x{} matrix of hop counts", m.sockets, m.sockets));
+      fail(tp + ".socket_hops",
+           fmt::format("must be a {}x{} matrix of hop counts", m.sockets, m.sockets));
     for (std::size_t a = 0; a < hops.size(); ++a) {
       if (!hops[a].is_array() || hops[a].size() != static_cast<std::size_t>(m.sockets))
-        fail(tp + ".socket_hops", fmt::format("must be a {}x{} matrix of hop counts", m.sockets, m.sockets));
+        fail(tp + ".socket_hops",
+             fmt::format("must be a {}x{} matrix of hop counts", m.sockets, m.sockets));
       for (std::size_t b = 0; b < hops[a].size(); ++b)
         m.socket_hops[a][b] = static_cast<int>(as_int(hops[a][b], tp + ".socket_hops", 0, 16));
     }
@@ -127,11 +139,24 @@ MachineParams parse_machine(const Json& doc, const std::string& where) {
   // a volatile increment loop retires about one iteration per cycle).
   m.busy_loop_iteration_ns = param(c, cp, "busy_loop_iteration", false, -1);
   m.clock_ghz = doc.contains("clock_ghz") ? param(doc, path, "clock_ghz") : 0;
+  if (doc.contains("wakeup_preemption")) {
+    const Json& wp = doc.at("wakeup_preemption");
+    const std::string here = child_path(path, "wakeup_preemption");
+    if (!wp.is_object() || !wp.contains("value") || !wp.contains("source") ||
+        !wp["value"].is_boolean())
+      fail(here,
+           "must be an object {\"value\": true or false, \"source\": \"where it comes from\"}");
+    if (as_string(wp["source"], here + ".source").empty())
+      fail(here + ".source", "must not be empty");
+    m.wakeup_preemption = wp["value"].get<bool>();
+  }
   if (m.time_slice <= 0) fail(cp + ".time_slice", "must be > 0");
-  if (m.busy_loop_iteration_ns < 0) m.busy_loop_iteration_ns = m.clock_ghz > 0 ? 1.0 / m.clock_ghz : 0.5;
+  if (m.busy_loop_iteration_ns < 0)
+    m.busy_loop_iteration_ns = m.clock_ghz > 0 ? 1.0 / m.clock_ghz : 0.5;
   // Every distance class that can occur on this topology needs a latency.
   auto need = [&](bool occurs, Tick v, const char* key) {
-    if (occurs && v < 0) fail(lp + "." + key, "is required: this topology has CPU pairs at that distance");
+    if (occurs && v < 0)
+      fail(lp + "." + key, "is required: this topology has CPU pairs at that distance");
   };
   int max_hops = 0;
   for (const auto& row : m.socket_hops)
@@ -145,8 +170,9 @@ MachineParams parse_machine(const Json& doc, const std::string& where) {
 }
 
 MachineParams load_machine(const std::string& name_or_path) {
-  bool is_path = name_or_path.find('/') != std::string::npos ||
-                 (name_or_path.size() > 5 && name_or_path.substr(name_or_path.size() - 5) == ".json");
+  bool is_path =
+      name_or_path.find('/') != std::string::npos ||
+      (name_or_path.size() > 5 && name_or_path.substr(name_or_path.size() - 5) == ".json");
   if (is_path) return parse_machine(load_json_file(name_or_path), name_or_path);
   // "host": the calibrated model of this machine (semsim calibrate writes
   // cpu_models/host.json) or, until calibration has run, host-default.
@@ -159,12 +185,14 @@ MachineParams load_machine(const std::string& name_or_path) {
   }
   for (const auto& dir : model_dirs()) {
     fs::path candidate = fs::path(dir) / (name_or_path + ".json");
-    if (fs::exists(candidate)) return parse_machine(load_json_file(candidate.string()), name_or_path);
+    if (fs::exists(candidate))
+      return parse_machine(load_json_file(candidate.string()), name_or_path);
   }
   std::vector<std::string> names;
   for (const auto& e : list_machines()) names.push_back(e.name);
-  fail("machine", fmt::format("unknown machine \"{}\"; presets: {}; or give a path to a machine file",
-                              name_or_path, join(names)));
+  fail("machine",
+       fmt::format("unknown machine \"{}\"; presets: {}; or give a path to a machine file",
+                   name_or_path, join(names)));
 }
 
 std::vector<MachineEntry> list_machines() {
@@ -177,7 +205,9 @@ std::vector<MachineEntry> list_machines() {
     for (const auto& entry : fs::directory_iterator(dir)) {
       const auto& f = entry.path();
       const std::string stem = f.stem().string();
-      if (f.extension() != ".json" || stem.find("schema") != std::string::npos || by_name.count(stem)) continue;
+      if (f.extension() != ".json" || stem.find("schema") != std::string::npos ||
+          by_name.count(stem))
+        continue;
       try {
         auto m = parse_machine(load_json_file(f.string()), stem);
         by_name[stem] = {stem, m.description, m.cpus};

@@ -17,7 +17,8 @@ struct MachineParams {
   std::string description;
   int cpus = 1;
   int sockets = 1, dies_per_socket = 1, cores_per_die = 1, threads_per_core = 1;
-  bool smt_adjacent = false;  // numbering: siblings consecutive (else Linux-style, siblings at +cores)
+  bool smt_adjacent =
+      false;  // numbering: siblings consecutive (else Linux-style, siblings at +cores)
   std::vector<std::vector<int>> socket_hops;  // sockets x sockets
 
   // Cache-line transfer latency by distance class; -1 where the class does not occur.
@@ -31,6 +32,9 @@ struct MachineParams {
   double busy_loop_iteration_ns = 0;  // one iteration of an empty volatile counting loop
   double memcpy_byte_ns = 0;
   double clock_ghz = 0;
+  // A task woken onto a CPU that runs another task preempts it at that task's next
+  // preemption point (CFS/EEVDF wakeup preemption) instead of waiting for its slice.
+  bool wakeup_preemption = false;
 
   std::string hash;  // "fnv1a64:<hex>" of the canonical JSON, for provenance
   Json raw;

@@ -78,6 +78,7 @@ void Scheduler::pull_for_idle(int cpu) {
 void Scheduler::dispatch_next(int cpu, Tick t) {
   auto& c = state(cpu);
   c.current = nullptr;
+  c.resched = false;
   if (c.runqueue.empty()) pull_for_idle(cpu);
   if (c.runqueue.empty()) {
     c.free_at = t;
@@ -105,7 +106,8 @@ void Scheduler::switch_out(Task& task) {
 void Scheduler::maybe_preempt(Task& task) {
   if (task.lock_depth > 0) return;
   auto& c = state(task.cpu);
-  if (c.runqueue.empty() || task.cursor - task.slice_start < topo_.params().time_slice) return;
+  if (c.runqueue.empty()) return;
+  if (!c.resched && task.cursor - task.slice_start < topo_.params().time_slice) return;
   ++task.involuntary_switches;
   switch_out(task);
   task.state = TaskState::Runnable;
@@ -175,6 +177,11 @@ void Scheduler::wake(Task& waker, Task& wakee) {
   wakee.cpu = target;
   wakee.state = TaskState::Runnable;
   c.runqueue.push_back(&wakee);
+  // check_preempt_wakeup(): a woken task (it slept, so its lag is not negative)
+  // preempts the running one when it next leaves the kernel or takes an
+  // interrupt; modelled as its next preemption point. On a remote CPU this is a
+  // reschedule IPI to a busy CPU, free as stated above.
+  if (p.wakeup_preemption) c.resched = true;
   // The wakee's cursor is set by dispatch_next when its turn comes; it must
   // not start before it was woken.
   wakee.idle_until(waker.cursor);

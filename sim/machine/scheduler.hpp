@@ -28,9 +28,10 @@
 //             the most recently queued unpinned task from the longest run
 //             queue (newidle balancing).
 // Simplifications (assumptions, stated not hidden): no periodic load
-// balancing and no migration of a running task; no wakeup preemption; a
-// migrated task pays no cache-refill cost; `ipi` is the share of
-// wakeup_waker that kicking an idle CPU costs the waker (a reschedule IPI to
+// balancing and no migration of a running task; wakeup preemption (when the
+// model says the host does it: `wakeup_preemption`) takes effect at the
+// running task's next preemption point, not at once; a migrated task pays no cache-refill cost;
+// `ipi` is the share of wakeup_waker that kicking an idle CPU costs the waker (a reschedule IPI to
 // a busy remote CPU is assumed free: no probe times it apart).
 //
 // CPU time: every charge a task makes while a CPU is its own is also
@@ -50,9 +51,10 @@ namespace semsim::machine {
 struct CpuState {
   Task* current = nullptr;
   std::deque<Task*> runqueue;
-  Tick free_at = 0;   // when the CPU became (or becomes) idle
-  FuncTimes time{};   // CPU time of what ran here, by function
-  CacheLine rq_lock;  // this CPU's rq->lock
+  Tick free_at = 0;      // when the CPU became (or becomes) idle
+  bool resched = false;  // need_resched: a wakee preempts `current` at its next safe point
+  FuncTimes time{};      // CPU time of what ran here, by function
+  CacheLine rq_lock;     // this CPU's rq->lock
 };
 
 class Scheduler {
@@ -62,8 +64,9 @@ class Scheduler {
   // First placement: runs now, or waits in the run queue. The caller is the
   // task's own actor.
   void start(Task& task);
-  // A time-slice check at a safe point (no spinlock held): yields the CPU if
-  // the slice is used up and another task is waiting for it.
+  // A preemption point (no spinlock held): yields the CPU if another task is
+  // waiting for it and either the slice is used up or a wake-up asked for it
+  // (wakeup_preemption).
   void maybe_preempt(Task& task);
   // The task blocks (schedule() from a sleeping semop); returns when it has
   // been woken and runs again, with its cursor at that date. If it was woken

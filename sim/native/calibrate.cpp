@@ -543,8 +543,9 @@ Json calibrate(bool quick, const std::string& name) {
       "the kernel rejects at entry (semid -1), minus the bare syscall; one iteration of "
       "sem-lockunlock's empty busy loop is a different figure: busy_loop_iteration",
       0.5);
-  costs["busy_loop_iteration"] = measured(
-      busy, "busy_loop_iteration", "one iteration of sem-lockunlock's empty volatile loop (workloads::busy_loop)");
+  costs["busy_loop_iteration"] =
+      measured(busy, "busy_loop_iteration",
+               "one iteration of sem-lockunlock's empty volatile loop (workloads::busy_loop)");
   costs["bubble_sort_round"] =
       measured(bubble, "bubble_sort_round",
                "one round of sem-scalebench's delay (workloads::bubble_sort_delay)");
@@ -571,6 +572,18 @@ Json calibrate(bool quick, const std::string& name) {
                     default_slice / 1e6, n));
   }
   m["costs_ns"] = costs;
+  {
+    // The same-CPU ping-pong with SCHED_NORMAL: did the wakee run before the
+    // waker's FUTEX_WAKE returned, i.e. preempt it on the way out of the kernel?
+    const bool preempts = same_normal.preempted > 0.5;
+    m["wakeup_preemption"] = {
+        {"value", preempts},
+        {"source", fmt::format("calibration probe futex_same_cpu_normal: two SCHED_NORMAL threads "
+                               "pinned to one CPU hand a futex back and forth; in {:.0f} % of the "
+                               "hand-offs the woken thread ran before the waker's FUTEX_WAKE "
+                               "returned (> 50 %: the host preempts on wake-up)",
+                               same_normal.preempted * 100.0)}};
+  }
 
   if (tsc.median > 0) {
     m["clock_ghz"] = param(tsc.median, fmt::format("calibration probe tsc_ghz: TSC ticks per ns of "

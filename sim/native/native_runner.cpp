@@ -321,11 +321,29 @@ Json point_json(int threads, const std::vector<RunResult>& runs, const HostInfo&
   // measures the host's other load too.
   {
     const double usable =
-        static_cast<double>(std::min<std::size_t>(med.per_task_ops.size(),
-                                                  std::max<std::size_t>(1, detail::allowed_cpus().size()))) *
+        static_cast<double>(std::min<std::size_t>(
+            med.per_task_ops.size(), std::max<std::size_t>(1, detail::allowed_cpus().size()))) *
         med.window_s * 1e9;
     p["cpu_s"] = static_cast<double>(med.cpu_ns_total) * 1e-9;
     p["cpu_share"] = usable > 0 ? static_cast<double>(med.cpu_ns_total) / usable : 0.0;
+  }
+  // What the rest of the host used of the same CPUs over the window: their busy time
+  // (/proc/stat, all processes) minus our tasks' CPU time, as a share of their
+  // capacity. Above a few per cent the point measured the host's other load too
+  // (compare flags it). /proc/stat is tick-sampled (USER_HZ, 10 ms here), so the
+  // share is given only for windows of at least 100 ms per CPU (+-0.05 over 200 ms on
+  // 2 CPUs); shorter ones (sem-lockunlock runs to completion in tens of ms) get null.
+  {
+    const double capacity =
+        static_cast<double>(std::max<std::size_t>(1, detail::allowed_cpus().size())) *
+        med.window_s * 1e9;
+    const double min_capacity = 0.1e9 * static_cast<double>(detail::allowed_cpus().size());
+    if (med.host_busy_ns >= 0 && capacity >= min_capacity) {
+      const double foreign = static_cast<double>(med.host_busy_ns - med.own_cpu_ns);
+      p["foreign_cpu_share"] = std::clamp(foreign / capacity, 0.0, 1.0);
+    } else {
+      p["foreign_cpu_share"] = nullptr;
+    }
   }
   p["per_task"] = {{"ops", med.per_task_ops},
                    {"rounds", med.per_task_rounds},

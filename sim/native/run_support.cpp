@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <new>
 
@@ -155,6 +156,29 @@ std::vector<int> allowed_cpus() {
     for (int c = 0; c < std::max(1L, n); ++c) cpus.push_back(c);
   }
   return cpus;
+}
+
+std::int64_t host_busy_ns(const std::vector<int>& cpus) {
+  std::FILE* f = std::fopen("/proc/stat", "r");
+  if (f == nullptr) return -1;
+  const long hz = sysconf(_SC_CLK_TCK);
+  std::int64_t busy_ticks = 0;
+  int found = 0;
+  char line[512];
+  while (std::fgets(line, sizeof(line), f) != nullptr) {
+    int cpu = -1;
+    unsigned long long user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0,
+                       steal = 0;
+    if (std::sscanf(line, "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu", &cpu, &user, &nice,
+                    &system, &idle, &iowait, &irq, &softirq, &steal) != 9)
+      continue;
+    if (std::find(cpus.begin(), cpus.end(), cpu) == cpus.end()) continue;
+    busy_ticks += static_cast<std::int64_t>(user + nice + system + irq + softirq + steal);
+    ++found;
+  }
+  std::fclose(f);
+  if (found == 0 || hz <= 0) return -1;
+  return busy_ticks * (1'000'000'000 / hz);
 }
 
 int pin_current_thread(int cpu) {

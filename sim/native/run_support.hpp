@@ -97,6 +97,11 @@ bool sleep_until_unless_signalled(std::int64_t deadline_ns);
 // The CPUs this process may run on (sched_getaffinity), in increasing order.
 std::vector<int> allowed_cpus();
 
+// Busy time of the given CPUs since boot from /proc/stat (user, nice, system, irq,
+// softirq and steal; a guest's own guests are inside user), in nanoseconds; -1 when
+// /proc/stat cannot be read. Tick-sampled: good to a few ticks (USER_HZ) per CPU.
+std::int64_t host_busy_ns(const std::vector<int>& cpus);
+
 // Pins the calling thread to one CPU; returns 0 or the error number.
 int pin_current_thread(int cpu);
 
@@ -156,7 +161,7 @@ struct alignas(64) TaskSlot {
   std::atomic<std::uint64_t> rounds{0};  // the benchmark's own counter
   alignas(64) std::int64_t nvcsw = 0;    // context switches over the window (or the run)
   std::int64_t nivcsw = 0;
-  std::int64_t cpu_ns = 0;           // CPU time (user + system) over the window (or the run)
+  std::int64_t cpu_ns = 0;          // CPU time (user + system) over the window (or the run)
   std::uint64_t eagain = 0;         // calls that failed with EAGAIN (IPC_NOWAIT)
   std::int64_t finish_ns = 0;       // when the task's program ended (0: it did not)
   std::uint32_t nsamples = 0;       // latency samples in its sample buffer

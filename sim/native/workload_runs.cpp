@@ -298,6 +298,8 @@ RunResult run_workload_once(const Scenario& sc, int threads, const std::vector<i
 
   std::int64_t t0 = 0;
   std::int64_t t1 = 0;
+  std::int64_t busy0 = -1;  // the CPUs' busy time (/proc/stat) at t0 and t1
+  std::int64_t busy1 = -1;
   auto start = [&] {
     ctl.go.store(1, std::memory_order_release);
     futex_wake_all(ctl.go);
@@ -321,6 +323,7 @@ RunResult run_workload_once(const Scenario& sc, int threads, const std::vector<i
     SemctlArg arg{};
     arg.array = set.data();
     t0 = monotonic_ns();
+    busy0 = host_busy_ns(cpus);
     if (semctl(id, 0, SETALL, arg) < 0) {
       throw SimulationError(std::string("semctl(SETALL) failed: ") + std::strerror(errno));
     }
@@ -341,6 +344,7 @@ RunResult run_workload_once(const Scenario& sc, int threads, const std::vector<i
       wait_slice(0);
     }
     t1 = monotonic_ns();
+    busy1 = host_busy_ns(cpus);
     read_counters(c1, r1);
     result.loops_per_task = lockunlock_loops_per_task(w.lockunlock, threads);
   } else if (completion) {
@@ -348,9 +352,11 @@ RunResult run_workload_once(const Scenario& sc, int threads, const std::vector<i
     // duration_ms at the latest (a script may block for ever).
     ctl.phase.store(kWindow, std::memory_order_release);
     t0 = monotonic_ns();
+    busy0 = host_busy_ns(cpus);
     start();
     wait_until(t0 + static_cast<std::int64_t>(sc.duration_ms * 1e6), true);
     t1 = monotonic_ns();
+    busy1 = host_busy_ns(cpus);
     read_counters(c1, r1);
     if (ctl.finished.load() >= ntasks) t1 = std::clamp(last_finish(), t0 + 1, t1);
   } else {
@@ -358,9 +364,11 @@ RunResult run_workload_once(const Scenario& sc, int threads, const std::vector<i
     wait_until(monotonic_ns() + static_cast<std::int64_t>(sc.warmup_ms * 1e6), false);
     ctl.phase.store(kWindow, std::memory_order_release);
     t0 = monotonic_ns();
+    busy0 = host_busy_ns(cpus);
     read_counters(c0, r0);
     wait_until(t0 + static_cast<std::int64_t>(sc.duration_ms * 1e6), true);
     t1 = monotonic_ns();
+    busy1 = host_busy_ns(cpus);
     read_counters(c1, r1);
     if (ctl.finished.load() >= ntasks) t1 = std::clamp(last_finish(), t0 + 1, t1);
   }
@@ -371,6 +379,7 @@ RunResult run_workload_once(const Scenario& sc, int threads, const std::vector<i
   if (ctl.failure.load() != kNone) throw SimulationError(failure_text(ctl));
 
   result.window_s = static_cast<double>(t1 - t0) * 1e-9;
+  result.host_busy_ns = busy0 >= 0 && busy1 >= busy0 ? busy1 - busy0 : -1;
   result.tasks = threads;
   result.completed = true;
   for (int i = 0; i < threads; ++i) {
@@ -382,6 +391,7 @@ RunResult run_workload_once(const Scenario& sc, int threads, const std::vector<i
     const std::uint64_t ops = c1[k] - c0[k];
     const std::uint64_t rounds = r1[k] - r0[k];
     result.ops_total += ops;
+    result.own_cpu_ns += slot.cpu_ns;
     result.eagain += slot.eagain;
     if (i >= threads) {  // sembench's waker
       result.waker_calls += ops;

@@ -24,7 +24,10 @@ struct RunResult {
   std::vector<int> cpu;  // pinned CPU, -1 unpinned
   long voluntary_total = 0;
   long involuntary_total = 0;
-  std::int64_t cpu_ns_total = 0;  // CPU time the `threads` tasks got over the window
+  std::int64_t cpu_ns_total = 0;   // CPU time the `threads` tasks got over the window
+  std::int64_t own_cpu_ns = 0;     // ... and every task of the run (sembench's waker too)
+  std::int64_t host_busy_ns = -1;  // busy time of the runner's CPUs over the window, all
+                                   // processes (/proc/stat); -1 when unreadable
   std::uint64_t eagain = 0;
   // semop() latency samples of the `threads` tasks: (nanoseconds, calls it stands for).
   std::vector<std::pair<std::uint64_t, std::uint64_t>> samples;

@@ -270,6 +270,57 @@ TEST(MachineSchedOracle, PingPongOnOneCpuCostsTwoContextSwitches) {
   EXPECT_NEAR(r.cpu0.share(CpuCategory::ContextSwitch), cs_share, 0.02);
 }
 
+// Wakeup preemption: a sleeper pinned to CPU 0, where a CPU-bound loop runs, is
+// woken from CPU 1. Without it the wakee waits for the loop's slice to end; with
+// it the loop yields at its next preemption point (one work item later). Either
+// way the loop's one involuntary switch is the one that lets the wakee run.
+Tick wakee_delay(bool preemption) {
+  auto params = sched_machine(2);
+  params.wakeup_preemption = preemption;
+  machine::Topology topo(params);
+  Scheduler sched(topo);
+  machine_test::TaskSet set;
+  Task* sleeper = nullptr;
+  Tick woken_at = 0, ran_at = 0;
+  sleeper = &set.add(0, [&](Task& t) {
+    sched.start(t);
+    sched.block(t);  // the loop below is queued behind us, then runs
+    ran_at = t.cursor;
+    sched.exit(t);
+  });
+  set.add(0, [&](Task& t) {
+    sched.start(t);
+    while (ran_at == 0) {
+      t.charge(ns_to_ticks(kWorkNs));
+      sched.maybe_preempt(t);
+      t.sync();
+    }
+    sched.exit(t);
+  });
+  set.add(1, [&](Task& t) {
+    sched.start(t);
+    t.idle_until(ns_to_ticks(20000));  // mid-slice of the loop
+    t.sync();
+    sched.wake(t, *sleeper);
+    woken_at = t.cursor;
+    sched.exit(t);
+  });
+  set.sim.run();
+  EXPECT_GT(ran_at, 0);
+  EXPECT_EQ(set.tasks[1].involuntary_switches, 1U);  // at the slice's end, or preempted
+  return ran_at - woken_at;
+}
+
+TEST(MachineSched, AWakeeWaitsForTheSliceWithoutWakeupPreemptionAndOneWorkItemWithIt) {
+  const auto m = sched_machine(2);
+  const Tick without = wakee_delay(false);
+  const Tick with = wakee_delay(true);
+  // Without: the loop started at 0 and keeps the CPU to the end of its slice.
+  EXPECT_GE(without, m.time_slice - ns_to_ticks(20000) - ns_to_ticks(kWorkNs));
+  // With: at most one work item, then the switch (out and in) and the runqueue lock.
+  EXPECT_LE(with, ns_to_ticks(kWorkNs) + m.context_switch + 2 * m.atomic_rmw + m.lat_same_die);
+}
+
 TEST(MachineSched, WakingATaskThatHasNotBlockedYetIsNotLost) {
   const auto params = sched_machine(2);
   machine::Topology topo(params);

@@ -145,6 +145,28 @@ TEST(NativeArray, RaiiRemovesOnExceptionAndReplacesAStaleArray) {
   EXPECT_FALSE(array_with_key_exists(mine));
 }
 
+// foreign_cpu_share: another process that spins through the window shows up as
+// foreign load (it has a CPU to itself on a 2-CPU host: about 0.5; sharing with the
+// task on one CPU, about 0.5 too), and a window too short for /proc/stat's ticks gets
+// null rather than a number made of rounding.
+TEST(NativeMeasure, ForeignCpuShareSeesAnotherProcessSpinning) {
+  const pid_t burner = fork();
+  ASSERT_GE(burner, 0);
+  if (burner == 0) {
+    for (;;) __asm__ __volatile__("" ::: "memory");  // spin until killed
+  }
+  const Scenario s = semop_multi_scenario({1}, 4, 300.0, 20.0, 1);
+  const Json busy = measure(s);
+  const Json brief = measure(semop_multi_scenario({1}, 4, 20.0, 5.0, 1));
+  kill(burner, SIGKILL);
+  waitpid(burner, nullptr, 0);
+  const Json& share = busy.at("points")[0].at("foreign_cpu_share");
+  ASSERT_TRUE(share.is_number());
+  EXPECT_GE(share.get<double>(), 0.25);
+  EXPECT_LE(share.get<double>(), 1.0);
+  EXPECT_TRUE(brief.at("points")[0].at("foreign_cpu_share").is_null());
+}
+
 TEST(NativeMeasure, TinySemopMultiGivesConsistentPoints) {
   // Three runs: the point is the median one, so a single run starved of CPU by a busy
   // host cannot make it empty.

@@ -194,3 +194,24 @@ def test_plot_helpers_draw_without_pyplot():
         from matplotlib.figure import Figure as F
 
         semsim.plots.plot_cpu_breakdown(res, ax=F().add_subplot())
+
+
+def _side(side, points):
+    return semsim.Result({"side": side, "scenario": {"name": "s"}, "points": points})
+
+
+def test_compare_flags_points_measured_on_a_busy_host():
+    from semsim.compare import HOST_BUSY_SHARE, Comparison
+
+    sim = _side("simulated", [{"threads": t, "ops_per_s": 100.0} for t in (1, 2, 4)])
+    meas = _side("measured", [
+        {"threads": 1, "ops_per_s": 100.0, "foreign_cpu_share": 0.01},
+        {"threads": 2, "ops_per_s": 50.0, "foreign_cpu_share": HOST_BUSY_SHARE + 0.3},
+        {"threads": 4, "ops_per_s": 80.0, "foreign_cpu_share": None},  # window too short to tell
+    ])
+    c = Comparison(sim, meas)
+    assert [r["host_busy"] for r in c.rows] == [False, True, None]
+    assert c.rows[1]["error_pct"] == pytest.approx(100.0)
+    lines = c.table().splitlines()
+    assert lines[0].endswith("host busy")
+    assert lines[3].endswith("0.45 busy") and lines[2].endswith("0.01") and lines[4].endswith("-")
