@@ -150,6 +150,26 @@ MachineParams parse_machine(const Json& doc, const std::string& where) {
       fail(here + ".source", "must not be empty");
     m.wakeup_preemption = wp["value"].get<bool>();
   }
+  if (doc.contains("switch_refill_ns")) {
+    const std::string here = child_path(path, "switch_refill_ns");
+    const Json& f = doc.at("switch_refill_ns");
+    const char* shape =
+        "must be an object {\"value\": [[reuse distance, ns], ...] with distances >= 1 "
+        "increasing and ns >= 0, \"source\": \"where it comes from\"}";
+    if (!f.is_object() || !f.contains("value") || !f.contains("source") || !f["value"].is_array() ||
+        f["value"].empty())
+      fail(here, shape);
+    if (as_string(f["source"], here + ".source").empty())
+      fail(here + ".source", "must not be empty");
+    std::int64_t last = 0;
+    for (const Json& row : f["value"]) {
+      if (!row.is_array() || row.size() != 2 || !row[0].is_number_integer() ||
+          !row[1].is_number() || row[0].get<std::int64_t>() <= last || row[1].get<double>() < 0)
+        fail(here + ".value", shape);
+      last = row[0].get<std::int64_t>();
+      m.switch_refill.emplace_back(last, ns_to_ticks(row[1].get<double>()));
+    }
+  }
   if (m.time_slice <= 0) fail(cp + ".time_slice", "must be > 0");
   if (m.busy_loop_iteration_ns < 0)
     m.busy_loop_iteration_ns = m.clock_ghz > 0 ? 1.0 / m.clock_ghz : 0.5;

@@ -35,6 +35,10 @@ struct MachineParams {
   // A task woken onto a CPU that runs another task preempts it at that task's next
   // preemption point (CFS/EEVDF wakeup preemption) instead of waiting for its slice.
   bool wakeup_preemption = false;
+  // Extra cost of a switch-in by reuse distance (how many other switch-ins the CPU
+  // did since this task last ran there): {distance, extra}, increasing distance.
+  // Empty: none (a task's state is assumed to stay cached).
+  std::vector<std::pair<std::int64_t, Tick>> switch_refill;
 
   std::string hash;  // "fnv1a64:<hex>" of the canonical JSON, for provenance
   Json raw;

@@ -1,6 +1,7 @@
 #include "machine/scheduler.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 namespace semsim::machine {
@@ -35,11 +36,40 @@ int Scheduler::place_new(const Task& task) const {
   return best;
 }
 
+Tick Scheduler::switch_in_refill(Task& task, int cpu) {
+  auto& c = state(cpu);
+  const auto& table = topo_.params().switch_refill;
+  auto& seen = task.last_switch_in;
+  const bool first_run = seen.empty();
+  if (first_run) seen.assign(static_cast<std::size_t>(cpus()), -1);
+  const std::int64_t last = seen[static_cast<std::size_t>(cpu)];
+  seen[static_cast<std::size_t>(cpu)] = c.switch_ins++;
+  if (table.empty() || first_run) return 0;
+  if (last < 0) return table.back().second;            // its state is on another CPU
+  const std::int64_t d = c.switch_ins - 1 - last - 1;  // switch-ins of others since
+  if (d <= table.front().first) {
+    return table.front().first > 0
+               ? table.front().second * std::max<std::int64_t>(d, 0) / table.front().first
+               : table.front().second;
+  }
+  for (std::size_t i = 1; i < table.size(); ++i) {
+    const auto [d1, e1] = table[i];
+    if (d > d1) continue;
+    const auto [d0, e0] = table[i - 1];
+    // Linear in log2(distance) between the probed ring sizes.
+    const double f = (std::log2(static_cast<double>(d)) - std::log2(static_cast<double>(d0))) /
+                     (std::log2(static_cast<double>(d1)) - std::log2(static_cast<double>(d0)));
+    return e0 + static_cast<Tick>(f * static_cast<double>(e1 - e0));
+  }
+  return table.back().second;
+}
+
 void Scheduler::start(Task& task) {
   const int target = task.pinned ? task.home_cpu : place_new(task);
   auto& c = state(target);
   if (c.current == nullptr) {
     run_on(task, target);
+    switch_in_refill(task, target);  // its first run: only starts the count
     task.idle_until(c.free_at);
     task.slice_start = task.cursor;
     return;
@@ -92,6 +122,7 @@ void Scheduler::dispatch_next(int cpu, Tick t) {
     InFunc in(*next, Func::Schedule);
     const Tick cs = topo_.params().context_switch;
     next->charge(cs - cs / 2);  // switching the new task in
+    next->charge(switch_in_refill(*next, cpu));
   }
   next->slice_start = next->cursor;
   next->actor->unpark_at(next->cursor);
@@ -169,6 +200,10 @@ void Scheduler::wake(Task& waker, Task& wakee) {
     run_on(wakee, target);
     const Tick cs = p.context_switch;
     wakee.idle_until(std::max(waker.cursor + p.wakeup_latency, c.free_at + (cs - cs / 2)));
+    {
+      InFunc refill(wakee, Func::Schedule);
+      wakee.charge(switch_in_refill(wakee, target));
+    }
     wakee.slice_start = wakee.cursor;
     wakee.actor->unpark_at(wakee.cursor);
     return;

@@ -51,10 +51,11 @@ namespace semsim::machine {
 struct CpuState {
   Task* current = nullptr;
   std::deque<Task*> runqueue;
-  Tick free_at = 0;      // when the CPU became (or becomes) idle
-  bool resched = false;  // need_resched: a wakee preempts `current` at its next safe point
-  FuncTimes time{};      // CPU time of what ran here, by function
-  CacheLine rq_lock;     // this CPU's rq->lock
+  Tick free_at = 0;             // when the CPU became (or becomes) idle
+  bool resched = false;         // need_resched: a wakee preempts `current` at its next safe point
+  std::int64_t switch_ins = 0;  // tasks switched in here so far (reuse distances)
+  FuncTimes time{};             // CPU time of what ran here, by function
+  CacheLine rq_lock;            // this CPU's rq->lock
 };
 
 class Scheduler {
@@ -92,6 +93,10 @@ class Scheduler {
   void run_on(Task& task, int cpu);
   // schedule() on the way out: the runqueue lock and half a context switch.
   void switch_out(Task& task);
+  // The task switches in on `cpu`: the cache refill its reuse distance there costs
+  // (switch_refill_ns; 0 on its first run anywhere, the table's last value on a CPU it
+  // never ran on), and the count that the next distance is measured from.
+  Tick switch_in_refill(Task& task, int cpu);
   int place_new(const Task& task) const;
   int pick_cpu_for_wakeup(const Task& wakee) const;
   void pull_for_idle(int cpu);

@@ -11,6 +11,7 @@
 
 #include <array>
 #include <cstdint>
+#include <vector>
 
 #include "core/simulation.hpp"
 #include "core/time.hpp"
@@ -81,6 +82,9 @@ struct Task {
   int lock_depth = 0;            // spinlocks held: never preempted while > 0
   TaskState state = TaskState::New;
   bool wake_pending = false;  // woken while still running: its next block() returns at once
+  // Per CPU: the CPU's switch-in count when this task last switched in there (-1:
+  // never), for the refill cost of its next switch-in (empty until it first runs).
+  std::vector<std::int64_t> last_switch_in;
   FuncTimes* cpu_time =
       nullptr;  // the CPU it is on also accounts its charges (set by the Scheduler)
 

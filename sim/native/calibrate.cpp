@@ -367,6 +367,14 @@ Json calibrate(bool quick, const std::string& name) {
     record("futex_cross_cpu_handoff", cross.handoff);
     record("futex_cross_cpu_wake_call", cross.wake_call);
   }
+  // The cache refill of a switch-in against how many other tasks ran on the CPU
+  // since: token rings of k threads on one CPU (reuse distance k - 1).
+  constexpr int kRingSizes[] = {2, 4, 8, 16, 64, 256};
+  std::vector<std::pair<int, Stat>> rings;
+  for (int k : kRingSizes) {
+    const std::string key = "futex_ring_" + std::to_string(k);
+    rings.emplace_back(k, record(key.c_str(), probes::futex_ring_one_cpu(k, st)));
+  }
   const Stat l1 = record("l1_load", probes::l1_load(st));
   const Stat mem = record("memory_load", probes::memory_load(st));
   const Stat loop = record("runner_loop_einval", probes::runner_loop_with_einval(st));
@@ -572,6 +580,29 @@ Json calibrate(bool quick, const std::string& name) {
                     default_slice / 1e6, n));
   }
   m["costs_ns"] = costs;
+  {
+    // switch_refill_ns: [reuse distance, extra ns of a switch-in] from the rings, the
+    // 2-thread ring (distance 1, everything cached) as the base the context_switch
+    // probe already covers; never negative, never decreasing with distance.
+    Json table = Json::array();
+    const double base = rings.front().second.median;
+    double prev = 0;
+    std::string values;
+    for (const auto& [k, stat] : rings) {
+      const double extra = std::max(prev, stat.median - base);
+      table.push_back(Json::array({k - 1, extra}));
+      values += fmt::format("{}{}: {:.0f} ns", values.empty() ? "" : ", ", k, stat.median);
+      prev = extra;
+    }
+    m["switch_refill_ns"] = {
+        {"value", table},
+        {"source",
+         fmt::format("calibration probes futex_ring_K: a token ring of K SCHED_BATCH threads "
+                     "pinned to one CPU, nanoseconds per hand-off ({}); a switch-in at reuse "
+                     "distance K - 1 (the tasks that ran on the CPU since it last did) costs "
+                     "its ring's hand-off minus the 2-thread ring's (made non-decreasing)",
+                     values)}};
+  }
   {
     // The same-CPU ping-pong with SCHED_NORMAL: did the wakee run before the
     // waker's FUTEX_WAKE returned, i.e. preempt it on the way out of the kernel?

@@ -395,6 +395,48 @@ FutexStats futex_pingpong(int cpu_a, int cpu_b, bool batch_policy, const Setting
   return out;
 }
 
+Stat futex_ring_one_cpu(int k, const Settings& s) {
+  const long handoffs = s.quick ? 3000 : 20000;  // per repeat
+  struct alignas(64) Turn {
+    std::atomic<int> word{0};
+  };
+  std::vector<double> reps;
+  for (int r = 0; r < s.repeats; ++r) {
+    std::vector<Turn> turns(static_cast<std::size_t>(k));
+    std::atomic<long> left{handoffs};
+    std::atomic<std::int64_t> t0{0};
+    std::atomic<std::int64_t> t1{0};
+    std::latch ready(k);
+    std::vector<std::thread> threads;
+    for (int i = 0; i < k; ++i) {
+      threads.emplace_back([&, i] {
+        detail::pin_current_thread(s.cpu);
+        struct sched_param sp {};
+        sched_setscheduler(0, SCHED_BATCH, &sp);
+        ready.count_down();
+        Turn& mine = turns[static_cast<std::size_t>(i)];
+        Turn& next = turns[static_cast<std::size_t>((i + 1) % k)];
+        for (;;) {
+          while (mine.word.load(std::memory_order_acquire) == 0) futex(mine.word, FUTEX_WAIT, 0);
+          mine.word.store(0, std::memory_order_relaxed);
+          const long n = left.fetch_sub(1, std::memory_order_relaxed);
+          if (n == handoffs) t0.store(monotonic_ns(), std::memory_order_relaxed);
+          if (n == 1) t1.store(monotonic_ns(), std::memory_order_relaxed);
+          next.word.store(1, std::memory_order_release);
+          futex(next.word, FUTEX_WAKE, 1);
+          if (n <= 1 - k) return;  // the token went round once more: everyone has seen the end
+        }
+      });
+    }
+    ready.wait();
+    turns[0].word.store(1, std::memory_order_release);
+    futex(turns[0].word, FUTEX_WAKE, 1);
+    for (auto& t : threads) t.join();
+    reps.push_back(static_cast<double>(t1.load() - t0.load()) / static_cast<double>(handoffs - 1));
+  }
+  return summarize(reps);
+}
+
 Stat futex_wake_nobody(const Settings& s) {
   return loop_probe(s, [](long n) {
     alignas(64) static std::atomic<int> word{0};

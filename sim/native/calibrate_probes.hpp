@@ -68,6 +68,12 @@ struct FutexStats {
   double preempted = 0;  // share of hand-offs where the receiver ran before the wake returned
 };
 FutexStats futex_pingpong(int cpu_a, int cpu_b, bool batch_policy, const Settings& s);
+// A futex token ring of k SCHED_BATCH threads pinned to s.cpu: each waits for its
+// turn, passes it to the next and waits again, so every hand-off switches in the
+// thread that last ran k - 1 switches ago on this CPU. Nanoseconds per hand-off; how it
+// grows with k is the cost of refilling the caches with a task's kernel state
+// (task_struct, kernel stack, futex queue) after k - 1 others ran.
+Stat futex_ring_one_cpu(int k, const Settings& s);
 // FUTEX_WAKE of a word nobody waits on.
 Stat futex_wake_nobody(const Settings& s);
 

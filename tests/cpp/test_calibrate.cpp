@@ -94,6 +94,23 @@ TEST(Calibrate, QuickRunWritesAModelTheLoaderAndTopologyAccept) {
       EXPECT_EQ(ipi.rfind("assumption: ", 0), 0u) << ipi;
   }
 
+  // Scheduler behaviours from probes: wake-up preemption from the same-CPU ping-pong,
+  // the refill table from the one-CPU rings (distances 1, 3, ..., 255, non-decreasing,
+  // and 0 at distance 1, the base the context_switch probe already covers).
+  EXPECT_TRUE(m.at("wakeup_preemption").at("value").is_boolean());
+  EXPECT_NE(m.at("wakeup_preemption").at("source").get<std::string>().find("futex_same_cpu_normal"),
+            std::string::npos);
+  {
+    const Json& table = m.at("switch_refill_ns").at("value");
+    ASSERT_EQ(table.size(), 6u);
+    EXPECT_EQ(table[0][0].get<int>(), 1);
+    EXPECT_EQ(table[0][1].get<double>(), 0.0);
+    EXPECT_EQ(table[5][0].get<int>(), 255);
+    for (std::size_t i = 1; i < table.size(); ++i)
+      EXPECT_GE(table[i][1].get<double>(), table[i - 1][1].get<double>());
+    EXPECT_EQ(params.switch_refill.size(), 6u);  // and the loader took it
+  }
+
   // semop_kernel_path is derived without a successful semop: not from the check.
   const std::string kpath = m.at("costs_ns").at("semop_kernel_path").at("source");
   EXPECT_NE(kpath.find("semop_efbig"), std::string::npos) << kpath;

@@ -6,6 +6,7 @@
 // plus pinned/unpinned placement, newidle pulls and the CPU-time breakdowns.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <vector>
 
 #include "machine/scheduler.hpp"
@@ -319,6 +320,58 @@ TEST(MachineSched, AWakeeWaitsForTheSliceWithoutWakeupPreemptionAndOneWorkItemWi
   EXPECT_GE(without, m.time_slice - ns_to_ticks(20000) - ns_to_ticks(kWorkNs));
   // With: at most one work item, then the switch (out and in) and the runqueue lock.
   EXPECT_LE(with, ns_to_ticks(kWorkNs) + m.context_switch + 2 * m.atomic_rmw + m.lat_same_die);
+}
+
+// switch_refill_ns: a token ring of K tasks on one CPU switches each task in at
+// reuse distance K - 1, so the table's value at K - 1 is added to every hand-off;
+// between probed distances the value is interpolated on log2(distance).
+Tick ring_handoff(int k, bool refill) {
+  auto params = sched_machine(2);
+  if (refill) params.switch_refill = {{1, 0}, {3, ns_to_ticks(120)}, {7, ns_to_ticks(200)}};
+  machine::Topology topo(params);
+  Scheduler sched(topo);
+  machine_test::TaskSet set;
+  std::vector<Task*> ring;
+  std::vector<Tick> starts;  // task 0's switch-ins
+  for (int i = 0; i < k; ++i) {
+    ring.push_back(&set.add(
+        0,
+        [&, i](Task& t) {
+          sched.start(t);
+          sched.block(t);  // wait for the token
+          for (;;) {
+            if (i == 0) starts.push_back(t.cursor);
+            sched.wake(t, *ring[static_cast<std::size_t>((i + 1) % k)]);
+            sched.block(t);
+          }
+        },
+        true));
+  }
+  set.add(
+      1,
+      [&](Task& t) {  // on the other CPU: hands the token in once all have blocked
+        sched.start(t);
+        t.idle_until(ns_to_ticks(100000));
+        t.sync();
+        sched.wake(t, *ring[0]);
+        sched.exit(t);
+      },
+      true);
+  set.stop_at(ns_to_ticks(2e6));
+  set.sim.run();
+  const std::size_t a = 10, b = starts.size() - 1;  // steady state
+  return (starts[b] - starts[a]) / static_cast<Tick>((b - a) * static_cast<std::size_t>(k));
+}
+
+TEST(MachineSched, ASwitchInPaysTheRefillOfItsReuseDistance) {
+  EXPECT_EQ(ring_handoff(2, true) - ring_handoff(2, false), 0);  // distance 1: cached
+  EXPECT_EQ(ring_handoff(4, true) - ring_handoff(4, false), ns_to_ticks(120));
+  EXPECT_EQ(ring_handoff(8, true) - ring_handoff(8, false), ns_to_ticks(200));
+  // Distance 5: 120 + (log2 5 - log2 3) / (log2 7 - log2 3) * 80 ns.
+  const double f = (std::log2(5.0) - std::log2(3.0)) / (std::log2(7.0) - std::log2(3.0));
+  EXPECT_NEAR(ticks_to_ns(ring_handoff(6, true) - ring_handoff(6, false)), 120 + f * 80, 0.01);
+  // Beyond the table: its last value.
+  EXPECT_EQ(ring_handoff(12, true) - ring_handoff(12, false), ns_to_ticks(200));
 }
 
 TEST(MachineSched, WakingATaskThatHasNotBlockedYetIsNotLost) {

@@ -225,5 +225,25 @@ TEST_F(MachineLatencyMatrix, BadMatrixIsAnInputErrorNamingTheField) {
             std::string::npos);
 }
 
+TEST_F(MachineLatencyMatrix, BadSwitchRefillTableIsAnInputErrorNamingTheField) {
+  auto error_of = [&](const Json& table) -> std::string {
+    Json doc = config::load_machine("i3-ivybridge").raw;
+    doc["switch_refill_ns"] = table;
+    std::ofstream(path_) << doc.dump(2);
+    try {
+      config::load_machine(path_.string());
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(error_of({{"value", {{1, 0}, {3, 120.5}}}, {"source", "test"}}), "");
+  EXPECT_NE(error_of({{"value", {{3, 0}, {1, 5}}}, {"source", "x"}}).find("switch_refill_ns.value"),
+            std::string::npos);  // distances must increase
+  EXPECT_NE(error_of({{"value", {{1, -5}}}, {"source", "x"}}).find("switch_refill_ns"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"value", {{1, 0}}}, {"source", ""}}).find("source"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace semsim
