@@ -21,6 +21,8 @@ struct Stat {
 
 // Median and range of per-repeat values.
 Stat summarize(std::vector<double> values);
+// Mean of the values without the largest 1 % (events another task interrupted).
+double trimmed_mean(std::vector<double> values);
 
 struct Settings {
   bool quick = false;
@@ -58,8 +60,10 @@ Stat semop_wait_for_zero(const Settings& s);
 // Futex wake-up ping-pong between two threads pinned to cpu_a and cpu_b (equal: the
 // same CPU). Each hand-off: the sender reads the clock, sets the word, FUTEX_WAKEs;
 // the receiver, asleep in FUTEX_WAIT, reads the clock on return. Only hand-offs where
-// the receiver really slept and the wake really woke it count; each repeat reports
-// the median hand-off. batch_policy: both threads SCHED_BATCH, which turns off wake-up
+// the receiver really slept and the wake really woke it count. `median` is the mean
+// over all counted hand-offs of all repeats (slowest 1 % dropped: a throughput model
+// needs the mean, and cross-CPU hand-offs on a VM are bimodal), min..max the range of
+// the repeats' means. batch_policy: both threads SCHED_BATCH, which turns off wake-up
 // preemption, so on one CPU the hand-off is wake, block, switch (measurable), not a
 // preemption inside the wake call.
 struct FutexStats {
