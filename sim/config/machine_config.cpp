@@ -150,6 +150,11 @@ MachineParams parse_machine(const Json& doc, const std::string& where) {
       fail(here + ".source", "must not be empty");
     m.wakeup_preemption = wp["value"].get<bool>();
   }
+  if (doc.contains("idle_search_share")) {
+    m.idle_search_share = param(doc, path, "idle_search_share");
+    if (m.idle_search_share < 0 || m.idle_search_share > 1)
+      fail(child_path(path, "idle_search_share") + ".value", "must be between 0 and 1");
+  }
   if (doc.contains("switch_refill_ns")) {
     const std::string here = child_path(path, "switch_refill_ns");
     const Json& f = doc.at("switch_refill_ns");

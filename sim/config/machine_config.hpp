@@ -35,6 +35,11 @@ struct MachineParams {
   // A task woken onto a CPU that runs another task preempts it at that task's next
   // preemption point (CFS/EEVDF wakeup preemption) instead of waiting for its slice.
   bool wakeup_preemption = false;
+  // select_idle_sibling(): the share of wake-ups whose previous CPU is busy in which
+  // the search for an idle CPU finds one that is idle (else the wakee queues on its
+  // previous CPU). 1: it always does. Linux 6.0+ limits the search by the LLC's load
+  // (SIS_UTIL), which the calibration measures rather than models.
+  double idle_search_share = 1.0;
   // Extra cost of a switch-in by reuse distance (how many other switch-ins the CPU
   // did since this task last ran there): {distance, extra}, increasing distance.
   // Empty: none (a task's state is assumed to stay cached).

@@ -19,7 +19,7 @@ Json run_point(const Scenario& scenario, const config::MachineParams& machine,
   const auto& w = scenario.workload;
   core::Simulation sim;
   machine::Topology topo(machine);
-  machine::Scheduler sched(topo);
+  machine::Scheduler sched(topo, seed ^ 0x5c4ed);
 
   // The arrays the workload creates before its tasks start. aim9-shm's
   // private per-call array is modelled as one array per task that stays
@@ -30,12 +30,21 @@ Json run_point(const Scenario& scenario, const config::MachineParams& machine,
     sizes.assign(static_cast<std::size_t>(std::max(1, threads)), 1);
   if (sizes.empty()) sizes.push_back(1);
   for (std::size_t a = 0; a < sizes.size(); ++a)
-    arrays.push_back(std::make_unique<ipc::SemKernel>(policy, topo, sched, sizes[a], seed + 1000 * a));
+    arrays.push_back(
+        std::make_unique<ipc::SemKernel>(policy, topo, sched, sizes[a], seed + 1000 * a));
 
   const int ntasks = workloads::total_tasks(w, threads);
-  workloads::SimContext ctx{scenario, topo, sched, arrays, policy, seed, threads,
+  workloads::SimContext ctx{scenario,
+                            topo,
+                            sched,
+                            arrays,
+                            policy,
+                            seed,
+                            threads,
                             std::vector<std::uint64_t>(static_cast<std::size_t>(ntasks), 0),
-                            std::vector<char>(static_cast<std::size_t>(ntasks), 0), 0, {}};
+                            std::vector<char>(static_cast<std::size_t>(ntasks), 0),
+                            0,
+                            {}};
 
   std::deque<machine::Task> tasks;  // stable addresses
   const bool processes = workloads::uses_processes(w);
@@ -43,7 +52,8 @@ Json run_point(const Scenario& scenario, const config::MachineParams& machine,
     auto& task = tasks.emplace_back();
     task.id = i;
     task.process = processes ? i : 0;
-    if (w.type == "custom" && i < threads) task.process = workloads::custom_processes(w.custom, threads)[static_cast<std::size_t>(i)];
+    if (w.type == "custom" && i < threads)
+      task.process = workloads::custom_processes(w.custom, threads)[static_cast<std::size_t>(i)];
     const int pinned_cpu = i < threads ? workloads::task_cpu(w, i, threads, topo.cpus()) : -1;
     task.pinned = pinned_cpu >= 0;
     task.cpu = task.home_cpu = pinned_cpu >= 0 ? pinned_cpu % topo.cpus() : i % topo.cpus();

@@ -6,8 +6,8 @@
 
 namespace semsim::machine {
 
-Scheduler::Scheduler(const Topology& topo)
-    : topo_(topo), cpus_(static_cast<std::size_t>(topo.cpus())) {
+Scheduler::Scheduler(const Topology& topo, std::uint64_t seed)
+    : topo_(topo), cpus_(static_cast<std::size_t>(topo.cpus())), rng_(seed) {
   for (int c = 0; c < cpus(); ++c) state(c).rq_lock.set_name("rq->lock cpu" + std::to_string(c));
 }
 
@@ -160,7 +160,7 @@ void Scheduler::block(Task& task) {
   task.actor->park();  // wake() + dispatch set our cursor and unpark us
 }
 
-int Scheduler::pick_cpu_for_wakeup(const Task& wakee) const {
+int Scheduler::pick_cpu_for_wakeup(const Task& wakee) {
   if (wakee.pinned) return wakee.home_cpu;
   // select_idle_sibling() in spirit: stay where we ran if that CPU is idle,
   // else take the nearest idle CPU, else go back to our own CPU's queue.
@@ -170,7 +170,11 @@ int Scheduler::pick_cpu_for_wakeup(const Task& wakee) const {
     if (cpu(c).current != nullptr) continue;
     if (best < 0 || topo_.transfer(wakee.cpu, c) < topo_.transfer(wakee.cpu, best)) best = c;
   }
-  return best >= 0 ? best : wakee.cpu;
+  if (best < 0) return wakee.cpu;
+  // The search is not always made (SIS_UTIL): then the wakee queues where it ran.
+  const double share = topo_.params().idle_search_share;
+  if (share < 1.0 && rng_.uniform() >= share) return wakee.cpu;
+  return best;
 }
 
 void Scheduler::wake(Task& waker, Task& wakee) {

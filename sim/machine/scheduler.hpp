@@ -42,6 +42,7 @@
 #include <deque>
 #include <vector>
 
+#include "core/rng.hpp"
 #include "machine/cache_line.hpp"
 #include "machine/task.hpp"
 #include "machine/topology.hpp"
@@ -60,7 +61,8 @@ struct CpuState {
 
 class Scheduler {
  public:
-  explicit Scheduler(const Topology& topo);
+  // `seed` drives the one random choice the scheduler makes (idle_search_share).
+  explicit Scheduler(const Topology& topo, std::uint64_t seed = 1);
 
   // First placement: runs now, or waits in the run queue. The caller is the
   // task's own actor.
@@ -98,10 +100,11 @@ class Scheduler {
   // never ran on), and the count that the next distance is measured from.
   Tick switch_in_refill(Task& task, int cpu);
   int place_new(const Task& task) const;
-  int pick_cpu_for_wakeup(const Task& wakee) const;
+  int pick_cpu_for_wakeup(const Task& wakee);
   void pull_for_idle(int cpu);
   const Topology& topo_;
   std::vector<CpuState> cpus_;
+  Rng rng_;
 };
 
 }  // namespace semsim::machine

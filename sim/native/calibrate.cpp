@@ -375,6 +375,8 @@ Json calibrate(bool quick, const std::string& name) {
     const std::string key = "futex_ring_" + std::to_string(k);
     rings.emplace_back(k, record(key.c_str(), probes::futex_ring_one_cpu(k, st)));
   }
+  probes::IdleSearch idle_search;
+  if (n > 1) idle_search = probes::futex_ring_idle_search(4, st);
   const Stat l1 = record("l1_load", probes::l1_load(st));
   const Stat mem = record("memory_load", probes::memory_load(st));
   const Stat loop = record("runner_loop_einval", probes::runner_loop_with_einval(st));
@@ -580,6 +582,20 @@ Json calibrate(bool quick, const std::string& name) {
                     default_slice / 1e6, n));
   }
   m["costs_ns"] = costs;
+  if (n > 1 && idle_search.samples >= 100) {
+    m["idle_search_share"] = param(
+        idle_search.found_share,
+        fmt::format("calibration probe futex_ring_idle_search: a futex token ring of 4 unpinned "
+                    "threads (one runs at a time, so a CPU is idle); of {} wake-ups whose wakee "
+                    "had last run on the waker's (busy) CPU, the share after which it ran on "
+                    "another CPU",
+                    idle_search.samples));
+  } else {
+    m["idle_search_share"] =
+        param(1.0, n > 1 ? "assumption: the futex_ring_idle_search probe saw too few wake-ups "
+                           "(under 100) to measure; the search always finds an idle CPU"
+                         : "assumption: one CPU, nothing to search");
+  }
   {
     // switch_refill_ns: [reuse distance, extra ns of a switch-in] from the rings, the
     // 2-thread ring (distance 1, everything cached) as the base the context_switch

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -455,6 +456,59 @@ Stat futex_ring_one_cpu(int k, const Settings& s) {
     reps.push_back(static_cast<double>(t1.load() - t0.load()) / static_cast<double>(handoffs - 1));
   }
   return summarize(reps);
+}
+
+IdleSearch futex_ring_idle_search(int k, const Settings& s) {
+  const std::int64_t run_ns = s.quick ? 40'000'000 : 100'000'000;  // per repeat
+  struct alignas(64) Turn {
+    std::atomic<int> word{0};
+  };
+  long same_prev = 0;
+  long moved = 0;
+  for (int r = 0; r < s.repeats; ++r) {
+    std::vector<Turn> turns(static_cast<std::size_t>(k));
+    std::atomic<int> waker_cpu{-1};
+    std::atomic<bool> stop{false};
+    std::atomic<long> seen{0};
+    std::atomic<long> left{0};
+    std::vector<std::thread> threads;
+    for (int i = 0; i < k; ++i) {
+      threads.emplace_back([&, i] {
+        Turn& mine = turns[static_cast<std::size_t>(i)];
+        Turn& next = turns[static_cast<std::size_t>((i + 1) % k)];
+        int last_cpu = -1;
+        for (;;) {
+          while (mine.word.load(std::memory_order_acquire) == 0) futex(mine.word, FUTEX_WAIT, 0);
+          mine.word.store(0, std::memory_order_relaxed);
+          const int cpu = sched_getcpu();
+          const int waker = waker_cpu.load(std::memory_order_relaxed);
+          if (last_cpu >= 0 && waker >= 0 && last_cpu == waker) {
+            seen.fetch_add(1, std::memory_order_relaxed);
+            if (cpu != waker) left.fetch_add(1, std::memory_order_relaxed);
+          }
+          last_cpu = cpu;
+          const bool done = stop.load(std::memory_order_relaxed);
+          waker_cpu.store(cpu, std::memory_order_relaxed);
+          next.word.store(1, std::memory_order_release);
+          futex(next.word, FUTEX_WAKE, 1);
+          if (done) return;
+        }
+      });
+    }
+    turns[0].word.store(1, std::memory_order_release);
+    futex(turns[0].word, FUTEX_WAKE, 1);
+    const std::int64_t end = monotonic_ns() + run_ns;
+    while (monotonic_ns() < end) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    stop.store(true);
+    for (auto& t : threads) t.join();
+    same_prev += seen.load();
+    moved += left.load();
+  }
+  IdleSearch out;
+  out.samples = same_prev;
+  out.found_share =
+      same_prev > 0 ? static_cast<double>(moved) / static_cast<double>(same_prev) : 1.0;
+  return out;
 }
 
 Stat futex_wake_nobody(const Settings& s) {

@@ -78,6 +78,15 @@ FutexStats futex_pingpong(int cpu_a, int cpu_b, bool batch_policy, const Setting
 // grows with k is the cost of refilling the caches with a task's kernel state
 // (task_struct, kernel stack, futex queue) after k - 1 others ran.
 Stat futex_ring_one_cpu(int k, const Settings& s);
+// A futex token ring of k unpinned threads (the scheduler places them; one runs at a
+// time). Of the wake-ups whose wakee last ran on the waker's CPU (busy: the waker
+// runs there), the share after which the wakee ran on another CPU: how often the
+// wake-up's search for an idle CPU found one. `samples`: such wake-ups seen.
+struct IdleSearch {
+  double found_share = 1;
+  long samples = 0;
+};
+IdleSearch futex_ring_idle_search(int k, const Settings& s);
 // FUTEX_WAKE of a word nobody waits on.
 Stat futex_wake_nobody(const Settings& s);
 

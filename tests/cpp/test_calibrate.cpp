@@ -110,6 +110,16 @@ TEST(Calibrate, QuickRunWritesAModelTheLoaderAndTopologyAccept) {
       EXPECT_GE(table[i][1].get<double>(), table[i - 1][1].get<double>());
     EXPECT_EQ(params.switch_refill.size(), 6u);  // and the loader took it
   }
+  {
+    const double share = m.at("idle_search_share").at("value");
+    EXPECT_GE(share, 0.0);
+    EXPECT_LE(share, 1.0);
+    EXPECT_EQ(params.idle_search_share, share);
+    const std::string src = m.at("idle_search_share").at("source");
+    EXPECT_TRUE(src.find("futex_ring_idle_search") != std::string::npos ||
+                src.rfind("assumption: ", 0) == 0)
+        << src;
+  }
 
   // semop_kernel_path is derived without a successful semop: not from the check.
   const std::string kpath = m.at("costs_ns").at("semop_kernel_path").at("source");

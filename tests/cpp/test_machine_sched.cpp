@@ -374,6 +374,52 @@ TEST(MachineSched, ASwitchInPaysTheRefillOfItsReuseDistance) {
   EXPECT_EQ(ring_handoff(12, true) - ring_handoff(12, false), ns_to_ticks(200));
 }
 
+// idle_search_share: a sleeper whose previous CPU (0) is busy with a loop is woken
+// while CPU 1 is idle. Share 1: the search finds CPU 1. Share 0: it queues on CPU 0.
+int cpu_woken_on(double share) {
+  auto params = sched_machine(2);
+  params.idle_search_share = share;
+  params.wakeup_preemption = true;
+  machine::Topology topo(params);
+  Scheduler sched(topo, 7);
+  machine_test::TaskSet set;
+  Task* sleeper = nullptr;
+  int ran_on = -1;
+  bool stop = false;
+  sleeper = &set.add(
+      0,
+      [&](Task& t) {
+        sched.start(t);
+        sched.block(t);
+        ran_on = t.cpu;
+        stop = true;
+        sched.exit(t);
+      },
+      false);  // unpinned: free to move
+  set.add(
+      0,
+      [&](Task& t) {  // pinned to CPU 0: starts after the sleeper blocked, loops there
+        sched.start(t);
+        while (!stop) {
+          t.charge(ns_to_ticks(kWorkNs));
+          if (t.cursor > ns_to_ticks(30000) && sleeper->state == machine::TaskState::Blocked) {
+            sched.wake(t, *sleeper);  // from CPU 0 itself: its previous CPU is busy (us)
+          }
+          sched.maybe_preempt(t);
+          t.sync();
+        }
+        sched.exit(t);
+      },
+      true);
+  set.sim.run();
+  return ran_on;
+}
+
+TEST(MachineSched, TheIdleSearchShareDecidesWhetherAWakeeLeavesItsBusyCpu) {
+  EXPECT_EQ(cpu_woken_on(1.0), 1);
+  EXPECT_EQ(cpu_woken_on(0.0), 0);
+}
+
 TEST(MachineSched, WakingATaskThatHasNotBlockedYetIsNotLost) {
   const auto params = sched_machine(2);
   machine::Topology topo(params);
