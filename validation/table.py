@@ -45,14 +45,20 @@ def load_sim(simdir, comparedir):
     return rows, meas
 
 
+def _busy(p):
+    """The measured point's foreign_cpu_share (other processes' share of the CPUs), if recorded."""
+    f = p.get("foreign_cpu_share")
+    return "-" if f is None else f"{f:.2f}"
+
+
 def main():
     if sys.argv[1] == "--sim":
         cur, old = load_sim(sys.argv[2], sys.argv[3])
     else:
         cur = load(sys.argv[1])
         old = load(sys.argv[2]) if len(sys.argv) > 2 else None
-    hdr = "| scenario | threads | predicted ops/s | measured ops/s (min..max) | error % | exceeds spread? |"
-    sep = "|---|---:|---:|---:|---:|---|"
+    hdr = "| scenario | threads | predicted ops/s | measured ops/s (min..max) | error % | exceeds spread? | host busy |"
+    sep = "|---|---:|---:|---:|---:|---|---:|"
     if old is not None:
         hdr += " before: predicted | before: error % |"
         sep += "---:|---:|"
@@ -65,7 +71,7 @@ def main():
         mark = " (not re-simulated)" if p.get("not_resimulated") else ""
         line = (f"| {name}{mark} | {t} | {p['predicted_ops_per_s']:,.0f} | {p['measured_ops_per_s']:,.0f} "
                 f"({p['measured_min_ops_per_s']:,.0f}..{p['measured_max_ops_per_s']:,.0f}) | {e:+.1f} | "
-                f"{'yes' if p['exceeds_spread'] else 'no'} |")
+                f"{'yes' if p['exceeds_spread'] else 'no'} | {_busy(p)} |")
         if old is not None:
             o = old.get((name, t))
             line += (f" {o['predicted_ops_per_s']:,.0f} | {o['error_pct']:+.1f} |" if o else " - | - |")
