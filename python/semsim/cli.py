@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 from . import api, cli_extra
-from .compare import HOST_BUSY_SHARE
+from .compare import HOST_BUSY_SHARE, HOST_DRIFT_LIMIT
 from ._data import default_scenario_path
 
 EXIT_USAGE = 2
@@ -247,15 +247,29 @@ def _compare(source: str, sets: list[str], out_dir: str) -> list[dict[str, Any]]
     sys.stderr.write(f"semsim: simulated in {time.monotonic() - start:.1f} s; measuring the same workload "
                      f"on this host (about {seconds:.1f} s)\n")
     sys.stderr.flush()
+    host_check = None
+    model_path = Path(api.DEFAULT_HOST_MODEL)
+    if scenario.get("machine") == "host" and model_path.is_file():
+        # Has the host moved since it was calibrated? (quick probes, about 1.5 s)
+        from .compare import host_drift
+
+        host_check = host_drift(json.loads(model_path.read_text(encoding="utf-8")))
     start = time.monotonic()
     measured = api._measure_sets(scenario_text, [])
     sys.stderr.write(f"semsim: measured in {time.monotonic() - start:.1f} s\n")
-    comparison = Comparison(simulated, measured)
+    comparison = Comparison(simulated, measured, host_check)
     host = measured.doc.get("host", {})
     print(f"{name}: {scenario.get('workload', {}).get('type')} predicted on model "
           f"{scenario.get('machine')!r} vs measured on this host ({host.get('cpus', '?')} CPUs, "
           f"Linux {host.get('kernel_release', '?')})")
     print(comparison.table())
+    if host_check is not None:
+        figures = ", ".join(
+            f"{key.replace('_ns', '')} {v['now']:.0f} ns (calibrated {v['calibrated']:.0f}, {v['change_pct']:+.0f} %)"
+            for key, v in host_check.items() if isinstance(v, dict))
+        verdict = ("drifted from its calibration: these points are marked" if host_check["drifted"]
+                   else "as calibrated")
+        print(f"host check before measuring: {figures}; {verdict}")
     json_path, png_path = comparison.write(out_dir)
     print(f"wrote {json_path} and {png_path}")
     return [dict(row, scenario=name) for row in comparison.rows]
@@ -290,13 +304,17 @@ def _cmd_compare(args: argparse.Namespace) -> int:
               f"max {summary['max_abs_error_pct']:.1f} %, within 15 %: {summary['within_15_pct']}, "
               f"within 35 %: {summary['within_35_pct']}")
     busy = [r for r in rows if r.get("host_busy")]
-    if busy:
-        # Points measured while other processes used the CPUs: the accuracy without them.
-        quiet = _accuracy([r for r in rows if not r.get("host_busy")])
+    drifted = [r for r in rows if r.get("host_drifted")]
+    if busy or drifted:
+        # Points measured while other processes used the CPUs, or on a host that had
+        # moved from its calibration: the accuracy without them.
+        quiet = _accuracy([r for r in rows if not r.get("host_busy") and not r.get("host_drifted")])
         summary["host_busy_points"] = len(busy)
+        summary["host_drifted_points"] = len(drifted)
         summary["quiet"] = quiet
         print(f"{len(busy)} point(s) were measured on a busy host (other processes used more than "
-              f"{HOST_BUSY_SHARE:.0%} of the CPUs); without them: " + (
+              f"{HOST_BUSY_SHARE:.0%} of the CPUs) and {len(drifted)} on a host that had drifted more "
+              f"than {HOST_DRIFT_LIMIT:.0%} from its calibration; without them: " + (
                   f"median |error| {quiet['median_abs_error_pct']:.1f} %, max {quiet['max_abs_error_pct']:.1f} % "
                   f"over {quiet['compared']} points" if quiet["compared"] else "no points left"))
     out = Path(args.output)

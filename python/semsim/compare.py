@@ -33,6 +33,64 @@ def _number(value: Any) -> float | None:
 HOST_BUSY_SHARE = 0.15
 
 
+#: The host has drifted from its calibration when a quick re-run of two probes (the
+#: cache-line transfer between CPUs, the uncontended semop check) differs from the
+#: calibrated value by more than this. On a VM the host moves the vCPUs and shares
+#: their cores: on the 2-vCPU test host the transfer switched between about 57 and
+#: 85-95 ns from one quick run to the next, and the semop check between 118 and 165 ns,
+#: so the check is an indication (it can miss a drift or flag a passing one).
+HOST_DRIFT_LIMIT = 0.25
+
+_LATENCY_CLASSES = ("same_die", "smt", "same_socket", "one_hop", "two_hops")
+
+
+def _probe_values(model: Mapping[str, Any]) -> dict[str, float]:
+    """The drift-checked figures of a calibrated model: transfer latency and semop check (ns)."""
+    out: dict[str, float] = {}
+    lat = model.get("latency_ns", {})
+    for cls in _LATENCY_CLASSES:
+        v = _number(lat.get(cls, {}).get("value")) if isinstance(lat.get(cls), Mapping) else None
+        if v:
+            out["transfer_ns"] = v
+            break
+    check = model.get("provenance", {}).get("checks", {}).get("semop_uncontended_ns", {})
+    v = _number(check.get("median")) if isinstance(check, Mapping) else None
+    if v:
+        out["semop_ns"] = v
+    return out
+
+
+def drift_between(calibrated: Mapping[str, Any], now: Mapping[str, Any]) -> dict[str, Any]:
+    """Compares a fresh (quick) calibration with the calibrated model the prediction used.
+
+    Returns ``{"<figure>": {"calibrated": x, "now": y, "change_pct": z}, ...,
+    "drift_pct": largest |change|, "drifted": drift above HOST_DRIFT_LIMIT}`` over the
+    figures both models have (the cache-line transfer latency and the uncontended
+    semop check).
+    """
+    cal, cur = _probe_values(calibrated), _probe_values(now)
+    out: dict[str, Any] = {}
+    worst = 0.0
+    for key in sorted(set(cal) & set(cur)):
+        change = (cur[key] - cal[key]) / cal[key] * 100.0
+        out[key] = {"calibrated": cal[key], "now": cur[key], "change_pct": change}
+        worst = max(worst, abs(change))
+    out["drift_pct"] = worst
+    out["drifted"] = worst > HOST_DRIFT_LIMIT * 100.0
+    return out
+
+
+def host_drift(calibrated: Mapping[str, Any]) -> dict[str, Any]:
+    """Re-runs the quick calibration probes (about 1.5 s) and compares them with ``calibrated``."""
+    import tempfile
+
+    from .api import calibrate
+
+    with tempfile.TemporaryDirectory() as tmp:
+        now = calibrate(Path(tmp) / "check.json", quick=True)
+    return drift_between(calibrated, now)
+
+
 def match_points(simulated: Result, measured: Result) -> list[dict[str, Any]]:
     """Pairs each simulated point with the measured point of the same thread count.
 
@@ -91,10 +149,17 @@ def _fmt_ops(value: float | None) -> str:
 class Comparison:
     """A scenario's prediction next to its measurement on this host, point by point."""
 
-    def __init__(self, simulated: Result, measured: Result) -> None:
+    def __init__(self, simulated: Result, measured: Result,
+                 host_check: Mapping[str, Any] | None = None) -> None:
         self.simulated = simulated
         self.measured = measured
         self.rows = match_points(simulated, measured)
+        #: drift_between() of the calibrated model and the host just before measuring,
+        #: where the prediction used the calibrated host model; None otherwise.
+        self.host_check = dict(host_check) if host_check is not None else None
+        if self.host_check is not None:
+            for r in self.rows:
+                r["host_drifted"] = bool(self.host_check.get("drifted"))
 
     @property
     def scenario(self) -> dict[str, Any]:
@@ -108,6 +173,7 @@ class Comparison:
         return {
             "scenario": self.scenario,
             "points": self.rows,
+            "host_check": self.host_check,
             "simulated": self.simulated.doc,
             "measured": self.measured.doc,
         }

@@ -215,3 +215,24 @@ def test_compare_flags_points_measured_on_a_busy_host():
     lines = c.table().splitlines()
     assert lines[0].endswith("host busy")
     assert lines[3].endswith("0.45 busy") and lines[2].endswith("0.01") and lines[4].endswith("-")
+
+
+def test_drift_between_compares_transfer_and_semop_with_the_calibration():
+    from semsim.compare import HOST_DRIFT_LIMIT, Comparison, drift_between
+
+    def model(transfer, semop):
+        return {"latency_ns": {"same_die": {"value": transfer, "source": "p"}},
+                "provenance": {"checks": {"semop_uncontended_ns": {"median": semop}}}}
+
+    same = drift_between(model(60.0, 120.0), model(63.0, 114.0))
+    assert same["transfer_ns"]["change_pct"] == pytest.approx(5.0)
+    assert same["semop_ns"]["change_pct"] == pytest.approx(-5.0)
+    assert same["drift_pct"] == pytest.approx(5.0) and not same["drifted"]
+    moved = drift_between(model(60.0, 120.0), model(60.0 * (1 + HOST_DRIFT_LIMIT + 0.1), 120.0))
+    assert moved["drifted"]
+    assert drift_between({}, model(1.0, 1.0)) == {"drift_pct": 0.0, "drifted": False}
+    # A comparison carries the check and marks its points.
+    sim = _side("simulated", [{"threads": 1, "ops_per_s": 1.0}])
+    meas = _side("measured", [{"threads": 1, "ops_per_s": 1.0}])
+    c = Comparison(sim, meas, moved)
+    assert c.rows[0]["host_drifted"] is True and c.to_doc()["host_check"]["drifted"]

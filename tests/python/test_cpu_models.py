@@ -165,7 +165,15 @@ def test_every_parameter_has_a_source(model):
     params = list(_params(m))
     assert len(params) >= 13 + 3, "expected the costs, memory latency, clock and at least one latency class"
     for where, p in params:
-        assert isinstance(p["value"], (int, float)) and not isinstance(p["value"], bool), f"{path.name}{where}"
+        value = p["value"]
+        if where == "/wakeup_preemption":  # a scheduler behaviour: on or off
+            assert isinstance(value, bool), f"{path.name}{where}"
+        elif where == "/switch_refill_ns":  # [[reuse distance, ns], ...], distances increasing
+            assert value and all(isinstance(d, int) and isinstance(ns, (int, float)) and ns >= 0
+                                 for d, ns in value), f"{path.name}{where}"
+            assert [d for d, _ in value] == sorted({d for d, _ in value}), f"{path.name}{where}"
+        else:
+            assert isinstance(value, (int, float)) and not isinstance(value, bool), f"{path.name}{where}"
         src = p.get("source")
         assert isinstance(src, str) and src.strip(), f"{path.name}{where}: empty source"
         if src.lower().startswith("assumption"):
