@@ -318,7 +318,9 @@ Json point_json(int threads, const std::vector<RunResult>& runs, const HostInfo&
   // The CPU time the tasks got, as a share of what they could have used (one CPU
   // per task, at most the host's CPUs, over the window). Tasks that never sleep
   // and get less than 1 were kept off the CPUs by something else: the point
-  // measures the host's other load too.
+  // measures the host's other load too. Open defect: for sem-lockunlock (forked
+  // processes run to completion) it comes out far too low (0.09 at 64 processes that
+  // never sleep), cause not found yet.
   {
     const double usable =
         static_cast<double>(std::min<std::size_t>(
@@ -338,7 +340,11 @@ Json point_json(int threads, const std::vector<RunResult>& runs, const HostInfo&
         static_cast<double>(std::max<std::size_t>(1, detail::allowed_cpus().size())) *
         med.window_s * 1e9;
     const double min_capacity = 0.1e9 * static_cast<double>(detail::allowed_cpus().size());
-    if (med.host_busy_ns >= 0 && capacity >= min_capacity) {
+    // Not for workloads that run to completion (sem-lockunlock's forked processes):
+    // there the tasks' CPU times come out too low (an open defect, see cpu_share), so
+    // the difference would blame other processes for our own work.
+    if (med.host_busy_ns >= 0 && capacity >= min_capacity &&
+        !workloads::runs_to_completion(w, threads)) {
       const double foreign = static_cast<double>(med.host_busy_ns - med.own_cpu_ns);
       p["foreign_cpu_share"] = std::clamp(foreign / capacity, 0.0, 1.0);
     } else {
