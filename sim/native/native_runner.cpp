@@ -318,9 +318,9 @@ Json point_json(int threads, const std::vector<RunResult>& runs, const HostInfo&
   // The CPU time the tasks got, as a share of what they could have used (one CPU
   // per task, at most the host's CPUs, over the window). Tasks that never sleep
   // and get less than 1 were kept off the CPUs by something else: the point
-  // measures the host's other load too. Open defect: for sem-lockunlock (forked
-  // processes run to completion) it comes out far too low (0.09 at 64 processes that
-  // never sleep), cause not found yet.
+  // measures the host's other load too. (CPU time comes from the thread CPU clock:
+  // getrusage() missed up to a scheduler tick of runtime per task, so 64 processes of
+  // sem-lockunlock that never sleep read 0.09.)
   {
     const double usable =
         static_cast<double>(std::min<std::size_t>(
@@ -341,8 +341,8 @@ Json point_json(int threads, const std::vector<RunResult>& runs, const HostInfo&
         med.window_s * 1e9;
     const double min_capacity = 0.1e9 * static_cast<double>(detail::allowed_cpus().size());
     // Not for workloads that run to completion (sem-lockunlock's forked processes):
-    // there the tasks' CPU times come out too low (an open defect, see cpu_share), so
-    // the difference would blame other processes for our own work.
+    // their processes start and end inside the window (fork, exit, the start barrier),
+    // CPU time that is ours but no task's, which would be blamed on other processes.
     if (med.host_busy_ns >= 0 && capacity >= min_capacity &&
         !workloads::runs_to_completion(w, threads)) {
       const double foreign = static_cast<double>(med.host_busy_ns - med.own_cpu_ns);

@@ -122,6 +122,12 @@ void ActiveArrays::remove_all() {
 // ---------------------------------------------------------------------------
 // Time and CPUs.
 
+std::int64_t thread_cpu_ns() {
+  struct timespec ts {};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
 std::int64_t monotonic_ns() {
   struct timespec ts {};
   clock_gettime(CLOCK_MONOTONIC, &ts);

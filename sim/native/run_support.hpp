@@ -89,6 +89,8 @@ class ActiveArrays {
 // Time and CPUs.
 
 std::int64_t monotonic_ns();
+// CPU time of the calling thread (CLOCK_THREAD_CPUTIME_ID), in nanoseconds.
+std::int64_t thread_cpu_ns();
 
 // Sleeps until `deadline_ns` (CLOCK_MONOTONIC) in slices of at most 10 ms. Returns
 // false early when a caught signal arrived.

@@ -167,6 +167,21 @@ TEST(NativeWorkloads, LockunlockRunsToCompletionWithExactCounts) {
   EXPECT_FALSE(own_array_exists());
 }
 
+// The same total work (sem-lockunlock's loops are a total) costs about the same CPU
+// time whether one process does it or 16 do: the tasks' CPU time is read from the
+// thread CPU clock, which includes the runtime since the last scheduler tick that
+// getrusage() misses (it reported 0.29 of the one-process time at 16 processes).
+TEST(NativeWorkloads, LockunlockCpuTimeDoesNotDependOnTheProcessCount) {
+  const Json r = measure(parsed(
+      R"({"type": "sem-lockunlock", "semaphores": 64, "loops": 200000, "busy_in": 0, "busy_out": 0})",
+      "[1, 16]"));
+  const double one = r.at("points")[0].at("cpu_s");
+  const double sixteen = r.at("points")[1].at("cpu_s");
+  ASSERT_GT(one, 0.0);
+  EXPECT_GT(sixteen / one, 0.6);
+  EXPECT_LT(sixteen / one, 2.5);
+}
+
 TEST(NativeWorkloads, LockunlockRoundsUpLoopsPerTask) {
   const Json r =
       measure(parsed(R"({"type": "sem-lockunlock", "semaphores": 3, "loops": 10})", "[4]"));
