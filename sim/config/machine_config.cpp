@@ -37,6 +37,18 @@ std::string fnv1a64(const std::string& text) {
   return fmt::format("fnv1a64:{:016x}", h);
 }
 
+// The value of obj[key] = {"value": ..., "source": "..."}, after checking that
+// envelope (a non-empty source); `shape` completes "must be an object " in the error.
+const Json& sourced_value(const Json& obj, const std::string& path, const std::string& key,
+                          const char* shape) {
+  const Json& p = obj.at(key);
+  const std::string here = child_path(path, key);
+  if (!p.is_object() || !p.contains("value") || !p.contains("source"))
+    fail(here, std::string("must be an object ") + shape);
+  if (as_string(p["source"], here + ".source").empty()) fail(here + ".source", "must not be empty");
+  return p["value"];
+}
+
 // A {"value": x, "source": "..."} parameter, in nanoseconds.
 double param(const Json& obj, const std::string& path, const std::string& key, bool required = true,
              double fallback = 0) {
@@ -44,13 +56,9 @@ double param(const Json& obj, const std::string& path, const std::string& key, b
     if (required) fail(child_path(path, key), "is required");
     return fallback;
   }
-  const Json& p = obj.at(key);
-  const std::string here = child_path(path, key);
-  if (!p.is_object() || !p.contains("value") || !p.contains("source"))
-    fail(here,
-         "must be an object {\"value\": number, \"source\": \"where the number comes from\"}");
-  if (as_string(p["source"], here + ".source").empty()) fail(here + ".source", "must not be empty");
-  return as_number(p["value"], here + ".value", 0, false);
+  const Json& v = sourced_value(obj, path, key,
+                                R"({"value": number, "source": "where the number comes from"})");
+  return as_number(v, child_path(path, key) + ".value", 0, false);
 }
 
 Tick param_ticks(const Json& obj, const std::string& path, const std::string& key,
@@ -140,15 +148,11 @@ MachineParams parse_machine(const Json& doc, const std::string& where) {
   m.busy_loop_iteration_ns = param(c, cp, "busy_loop_iteration", false, -1);
   m.clock_ghz = doc.contains("clock_ghz") ? param(doc, path, "clock_ghz") : 0;
   if (doc.contains("wakeup_preemption")) {
-    const Json& wp = doc.at("wakeup_preemption");
-    const std::string here = child_path(path, "wakeup_preemption");
-    if (!wp.is_object() || !wp.contains("value") || !wp.contains("source") ||
-        !wp["value"].is_boolean())
-      fail(here,
-           "must be an object {\"value\": true or false, \"source\": \"where it comes from\"}");
-    if (as_string(wp["source"], here + ".source").empty())
-      fail(here + ".source", "must not be empty");
-    m.wakeup_preemption = wp["value"].get<bool>();
+    const char* shape = R"({"value": true or false, "source": "where it comes from"})";
+    const Json& v = sourced_value(doc, path, "wakeup_preemption", shape);
+    if (!v.is_boolean())
+      fail(child_path(path, "wakeup_preemption"), std::string("must be an object ") + shape);
+    m.wakeup_preemption = v.get<bool>();
   }
   if (doc.contains("idle_search_share")) {
     m.idle_search_share = param(doc, path, "idle_search_share");
@@ -157,20 +161,16 @@ MachineParams parse_machine(const Json& doc, const std::string& where) {
   }
   if (doc.contains("switch_refill_ns")) {
     const std::string here = child_path(path, "switch_refill_ns");
-    const Json& f = doc.at("switch_refill_ns");
-    const char* shape =
-        "must be an object {\"value\": [[reuse distance, ns], ...] with distances >= 1 "
-        "increasing and ns >= 0, \"source\": \"where it comes from\"}";
-    if (!f.is_object() || !f.contains("value") || !f.contains("source") || !f["value"].is_array() ||
-        f["value"].empty())
-      fail(here, shape);
-    if (as_string(f["source"], here + ".source").empty())
-      fail(here + ".source", "must not be empty");
+    const std::string shape =
+        R"({"value": [[reuse distance, ns], ...] with distances >= 1 increasing and ns >= 0, )"
+        R"("source": "where it comes from"})";
+    const Json& table = sourced_value(doc, path, "switch_refill_ns", shape.c_str());
+    if (!table.is_array() || table.empty()) fail(here, "must be an object " + shape);
     std::int64_t last = 0;
-    for (const Json& row : f["value"]) {
+    for (const Json& row : table) {
       if (!row.is_array() || row.size() != 2 || !row[0].is_number_integer() ||
           !row[1].is_number() || row[0].get<std::int64_t>() <= last || row[1].get<double>() < 0)
-        fail(here + ".value", shape);
+        fail(here + ".value", "must be an object " + shape);
       last = row[0].get<std::int64_t>();
       m.switch_refill.emplace_back(last, ns_to_ticks(row[1].get<double>()));
     }

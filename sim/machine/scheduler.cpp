@@ -47,11 +47,8 @@ Tick Scheduler::switch_in_refill(Task& task, int cpu) {
   if (table.empty() || first_run) return 0;
   if (last < 0) return table.back().second;            // its state is on another CPU
   const std::int64_t d = c.switch_ins - 1 - last - 1;  // switch-ins of others since
-  if (d <= table.front().first) {
-    return table.front().first > 0
-               ? table.front().second * std::max<std::int64_t>(d, 0) / table.front().first
-               : table.front().second;
-  }
+  if (d <= table.front().first)  // linear from 0 at distance 0 (distances are >= 1)
+    return table.front().second * std::max<std::int64_t>(d, 0) / table.front().first;
   for (std::size_t i = 1; i < table.size(); ++i) {
     const auto [d1, e1] = table[i];
     if (d > d1) continue;

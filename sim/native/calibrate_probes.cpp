@@ -416,14 +416,39 @@ FutexStats futex_pingpong(int cpu_a, int cpu_b, bool batch_policy, const Setting
   return out;
 }
 
-Stat futex_ring_one_cpu(int k, const Settings& s) {
-  const long handoffs = s.quick ? 3000 : 20000;  // per repeat
+namespace {
+
+// The futex words of a token ring of k threads: thread i waits for its turn, then
+// passes the token to thread i + 1 (mod k).
+class TokenRing {
+ public:
+  explicit TokenRing(int k) : turns_(static_cast<std::size_t>(k)) {}
+  void wait_turn(int i) {
+    std::atomic<int>& word = turns_[static_cast<std::size_t>(i)].word;
+    while (word.load(std::memory_order_acquire) == 0) futex(word, FUTEX_WAIT, 0);
+    word.store(0, std::memory_order_relaxed);
+  }
+  void pass(int i) {
+    std::atomic<int>& word = turns_[(static_cast<std::size_t>(i) + 1) % turns_.size()].word;
+    word.store(1, std::memory_order_release);
+    futex(word, FUTEX_WAKE, 1);
+  }
+  void start() { pass(static_cast<int>(turns_.size()) - 1); }  // the token to thread 0
+
+ private:
   struct alignas(64) Turn {
     std::atomic<int> word{0};
   };
+  std::vector<Turn> turns_;
+};
+
+}  // namespace
+
+Stat futex_ring_one_cpu(int k, const Settings& s) {
+  const long handoffs = s.quick ? 3000 : 20000;  // per repeat
   std::vector<double> reps;
   for (int r = 0; r < s.repeats; ++r) {
-    std::vector<Turn> turns(static_cast<std::size_t>(k));
+    TokenRing ring(k);
     std::atomic<long> left{handoffs};
     std::atomic<std::int64_t> t0{0};
     std::atomic<std::int64_t> t1{0};
@@ -435,23 +460,18 @@ Stat futex_ring_one_cpu(int k, const Settings& s) {
         struct sched_param sp {};
         sched_setscheduler(0, SCHED_BATCH, &sp);
         ready.count_down();
-        Turn& mine = turns[static_cast<std::size_t>(i)];
-        Turn& next = turns[static_cast<std::size_t>((i + 1) % k)];
         for (;;) {
-          while (mine.word.load(std::memory_order_acquire) == 0) futex(mine.word, FUTEX_WAIT, 0);
-          mine.word.store(0, std::memory_order_relaxed);
+          ring.wait_turn(i);
           const long n = left.fetch_sub(1, std::memory_order_relaxed);
           if (n == handoffs) t0.store(monotonic_ns(), std::memory_order_relaxed);
           if (n == 1) t1.store(monotonic_ns(), std::memory_order_relaxed);
-          next.word.store(1, std::memory_order_release);
-          futex(next.word, FUTEX_WAKE, 1);
+          ring.pass(i);
           if (n <= 1 - k) return;  // the token went round once more: everyone has seen the end
         }
       });
     }
     ready.wait();
-    turns[0].word.store(1, std::memory_order_release);
-    futex(turns[0].word, FUTEX_WAKE, 1);
+    ring.start();
     for (auto& t : threads) t.join();
     reps.push_back(static_cast<double>(t1.load() - t0.load()) / static_cast<double>(handoffs - 1));
   }
@@ -460,13 +480,10 @@ Stat futex_ring_one_cpu(int k, const Settings& s) {
 
 IdleSearch futex_ring_idle_search(int k, const Settings& s) {
   const std::int64_t run_ns = s.quick ? 40'000'000 : 100'000'000;  // per repeat
-  struct alignas(64) Turn {
-    std::atomic<int> word{0};
-  };
   long same_prev = 0;
   long moved = 0;
   for (int r = 0; r < s.repeats; ++r) {
-    std::vector<Turn> turns(static_cast<std::size_t>(k));
+    TokenRing ring(k);
     std::atomic<int> waker_cpu{-1};
     std::atomic<bool> stop{false};
     std::atomic<long> seen{0};
@@ -474,12 +491,9 @@ IdleSearch futex_ring_idle_search(int k, const Settings& s) {
     std::vector<std::thread> threads;
     for (int i = 0; i < k; ++i) {
       threads.emplace_back([&, i] {
-        Turn& mine = turns[static_cast<std::size_t>(i)];
-        Turn& next = turns[static_cast<std::size_t>((i + 1) % k)];
         int last_cpu = -1;
         for (;;) {
-          while (mine.word.load(std::memory_order_acquire) == 0) futex(mine.word, FUTEX_WAIT, 0);
-          mine.word.store(0, std::memory_order_relaxed);
+          ring.wait_turn(i);
           const int cpu = sched_getcpu();
           const int waker = waker_cpu.load(std::memory_order_relaxed);
           if (last_cpu >= 0 && waker >= 0 && last_cpu == waker) {
@@ -489,14 +503,12 @@ IdleSearch futex_ring_idle_search(int k, const Settings& s) {
           last_cpu = cpu;
           const bool done = stop.load(std::memory_order_relaxed);
           waker_cpu.store(cpu, std::memory_order_relaxed);
-          next.word.store(1, std::memory_order_release);
-          futex(next.word, FUTEX_WAKE, 1);
+          ring.pass(i);
           if (done) return;
         }
       });
     }
-    turns[0].word.store(1, std::memory_order_release);
-    futex(turns[0].word, FUTEX_WAKE, 1);
+    ring.start();
     const std::int64_t end = monotonic_ns() + run_ns;
     while (monotonic_ns() < end) std::this_thread::sleep_for(std::chrono::milliseconds(5));
     stop.store(true);

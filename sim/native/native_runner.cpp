@@ -321,10 +321,10 @@ Json point_json(int threads, const std::vector<RunResult>& runs, const HostInfo&
   // measures the host's other load too. (CPU time comes from the thread CPU clock:
   // getrusage() missed up to a scheduler tick of runtime per task, so 64 processes of
   // sem-lockunlock that never sleep read 0.09.)
+  const std::size_t host_cpus = std::max<std::size_t>(1, detail::allowed_cpus().size());
   {
     const double usable =
-        static_cast<double>(std::min<std::size_t>(
-            med.per_task_ops.size(), std::max<std::size_t>(1, detail::allowed_cpus().size()))) *
+        static_cast<double>(std::min<std::size_t>(med.per_task_ops.size(), host_cpus)) *
         med.window_s * 1e9;
     p["cpu_s"] = static_cast<double>(med.cpu_ns_total) * 1e-9;
     p["cpu_share"] = usable > 0 ? static_cast<double>(med.cpu_ns_total) / usable : 0.0;
@@ -336,10 +336,8 @@ Json point_json(int threads, const std::vector<RunResult>& runs, const HostInfo&
   // share is given only for windows of at least 100 ms per CPU (+-0.05 over 200 ms on
   // 2 CPUs); shorter ones (sem-lockunlock runs to completion in tens of ms) get null.
   {
-    const double capacity =
-        static_cast<double>(std::max<std::size_t>(1, detail::allowed_cpus().size())) *
-        med.window_s * 1e9;
-    const double min_capacity = 0.1e9 * static_cast<double>(detail::allowed_cpus().size());
+    const double capacity = static_cast<double>(host_cpus) * med.window_s * 1e9;
+    const double min_capacity = 0.1e9 * static_cast<double>(host_cpus);
     // Not for workloads that run to completion (sem-lockunlock's forked processes):
     // their processes start and end inside the window (fork, exit, the start barrier),
     // CPU time that is ours but no task's, which would be blamed on other processes.

@@ -300,6 +300,14 @@ RunResult run_workload_once(const Scenario& sc, int threads, const std::vector<i
   std::int64_t t1 = 0;
   std::int64_t busy0 = -1;  // the CPUs' busy time (/proc/stat) at t0 and t1
   std::int64_t busy1 = -1;
+  auto open_window = [&] {
+    t0 = monotonic_ns();
+    busy0 = host_busy_ns(cpus);
+  };
+  auto close_window = [&] {
+    t1 = monotonic_ns();
+    busy1 = host_busy_ns(cpus);
+  };
   auto start = [&] {
     ctl.go.store(1, std::memory_order_release);
     futex_wake_all(ctl.go);
@@ -322,8 +330,7 @@ RunResult run_workload_once(const Scenario& sc, int threads, const std::vector<i
     std::vector<unsigned short> set(values.begin(), values.end());
     SemctlArg arg{};
     arg.array = set.data();
-    t0 = monotonic_ns();
-    busy0 = host_busy_ns(cpus);
+    open_window();
     if (semctl(id, 0, SETALL, arg) < 0) {
       throw SimulationError(std::string("semctl(SETALL) failed: ") + std::strerror(errno));
     }
@@ -343,32 +350,27 @@ RunResult run_workload_once(const Scenario& sc, int threads, const std::vector<i
       }
       wait_slice(0);
     }
-    t1 = monotonic_ns();
-    busy1 = host_busy_ns(cpus);
+    close_window();
     read_counters(c1, r1);
     result.loops_per_task = lockunlock_loops_per_task(w.lockunlock, threads);
   } else if (completion) {
     // custom with finite scripts: from the start to the last task's end, or to
     // duration_ms at the latest (a script may block for ever).
     ctl.phase.store(kWindow, std::memory_order_release);
-    t0 = monotonic_ns();
-    busy0 = host_busy_ns(cpus);
+    open_window();
     start();
     wait_until(t0 + static_cast<std::int64_t>(sc.duration_ms * 1e6), true);
-    t1 = monotonic_ns();
-    busy1 = host_busy_ns(cpus);
+    close_window();
     read_counters(c1, r1);
     if (ctl.finished.load() >= ntasks) t1 = std::clamp(last_finish(), t0 + 1, t1);
   } else {
     start();
     wait_until(monotonic_ns() + static_cast<std::int64_t>(sc.warmup_ms * 1e6), false);
     ctl.phase.store(kWindow, std::memory_order_release);
-    t0 = monotonic_ns();
-    busy0 = host_busy_ns(cpus);
+    open_window();
     read_counters(c0, r0);
     wait_until(t0 + static_cast<std::int64_t>(sc.duration_ms * 1e6), true);
-    t1 = monotonic_ns();
-    busy1 = host_busy_ns(cpus);
+    close_window();
     read_counters(c1, r1);
     if (ctl.finished.load() >= ntasks) t1 = std::clamp(last_finish(), t0 + 1, t1);
   }
