@@ -142,6 +142,9 @@ MachineParams parse_machine(const Json& doc, const std::string& where) {
   m.user_loop_iteration = param_ticks(c, cp, "user_loop_iteration");
   m.bubble_sort_round = param_ticks(c, cp, "bubble_sort_round", false);
   m.time_slice = param_ticks(c, cp, "time_slice");
+  // Optional (models that predate them): 0, the behaviour before they existed.
+  m.wakeup_protection = std::max<Tick>(0, param_ticks(c, cp, "wakeup_protection", false));
+  m.resched_ipi = std::max<Tick>(0, param_ticks(c, cp, "resched_ipi", false));
   m.memcpy_byte_ns = param(c, cp, "memcpy_byte", false, 0);
   // Optional: without a probe, one cycle of the model's clock (an assumption:
   // a volatile increment loop retires about one iteration per cycle).

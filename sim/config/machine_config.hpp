@@ -35,6 +35,13 @@ struct MachineParams {
   // A task woken onto a CPU that runs another task preempts it at that task's next
   // preemption point (CFS/EEVDF wakeup preemption) instead of waiting for its slice.
   bool wakeup_preemption = false;
+  // EEVDF's run-to-parity: a task that got its CPU because it was woken cannot be
+  // preempted by a wake-up until it has run this long; one that got it back after a
+  // preemption (or never slept) can be at once. 0: no protection.
+  Tick wakeup_protection = 0;
+  // What a wake-up that preempts the task on another, busy CPU adds to the waker's
+  // try_to_wake_up(): the reschedule IPI (on a VM, an exit). 0: free.
+  Tick resched_ipi = 0;
   // select_idle_sibling(): the share of wake-ups whose previous CPU is busy in which
   // the search for an idle CPU finds one that is idle (else the wakee queues on its
   // previous CPU). 1: it always does. Linux 6.0+ limits the search by the LLC's load

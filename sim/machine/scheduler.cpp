@@ -115,6 +115,10 @@ void Scheduler::dispatch_next(int cpu, Tick t) {
   c.runqueue.pop_front();
   run_on(*next, cpu);
   next->idle_until(t);
+  // Run to parity: a woken task is picked with a fresh slice it may use up before a
+  // wake-up takes the CPU; a task resumed after a preemption has no such protection.
+  next->protected_until = next->woken ? next->cursor + topo_.params().wakeup_protection : 0;
+  next->woken = false;
   {
     InFunc in(*next, Func::Schedule);
     const Tick cs = topo_.params().context_switch;
@@ -139,6 +143,7 @@ void Scheduler::maybe_preempt(Task& task) {
   ++task.involuntary_switches;
   switch_out(task);
   task.state = TaskState::Runnable;
+  task.woken = false;
   c.runqueue.push_back(&task);
   dispatch_next(task.cpu, task.cursor);
   task.actor->park();
@@ -206,18 +211,25 @@ void Scheduler::wake(Task& waker, Task& wakee) {
       wakee.charge(switch_in_refill(wakee, target));
     }
     wakee.slice_start = wakee.cursor;
+    wakee.protected_until = wakee.cursor + p.wakeup_protection;
     wakee.actor->unpark_at(wakee.cursor);
     return;
   }
   if (wakee.cpu != target) ++wakee.migrations;
   wakee.cpu = target;
   wakee.state = TaskState::Runnable;
+  wakee.woken = true;
   c.runqueue.push_back(&wakee);
   // check_preempt_wakeup(): a woken task (it slept, so its lag is not negative)
   // preempts the running one when it next leaves the kernel or takes an
-  // interrupt; modelled as its next preemption point. On a remote CPU this is a
-  // reschedule IPI to a busy CPU, free as stated above.
-  if (p.wakeup_preemption) c.resched = true;
+  // interrupt; modelled as its next preemption point. Not while the running task
+  // is within its protected slice (run to parity). On a remote CPU, setting
+  // need_resched sends the reschedule IPI, which the waker pays (once: a CPU
+  // already marked is not sent another).
+  if (p.wakeup_preemption && c.current->protected_until <= waker.cursor) {
+    if (!c.resched && target != waker.cpu) waker.charge(p.resched_ipi);
+    c.resched = true;
+  }
   // The wakee's cursor is set by dispatch_next when its turn comes; it must
   // not start before it was woken.
   wakee.idle_until(waker.cursor);

@@ -30,9 +30,12 @@
 // Simplifications (assumptions, stated not hidden): no periodic load
 // balancing and no migration of a running task; wakeup preemption (when the
 // model says the host does it: `wakeup_preemption`) takes effect at the
-// running task's next preemption point, not at once; a migrated task pays no cache-refill cost;
-// `ipi` is the share of wakeup_waker that kicking an idle CPU costs the waker (a reschedule IPI to
-// a busy remote CPU is assumed free: no probe times it apart).
+// running task's next preemption point, not at once, and never within the first
+// `wakeup_protection` of a run that began with a wake-up (EEVDF's run to parity;
+// a run resumed after a preemption is not protected); a migrated task pays no
+// cache-refill cost; `ipi` is the share of wakeup_waker that kicking an idle CPU
+// costs the waker, `resched_ipi` what preempting the task of a busy remote CPU
+// costs it (the reschedule IPI; 0 in models without that probe).
 //
 // CPU time: every charge a task makes while a CPU is its own is also
 // accounted to that CPU, by function; cpu_breakdown() folds it into

@@ -82,6 +82,8 @@ struct Task {
   int lock_depth = 0;            // spinlocks held: never preempted while > 0
   TaskState state = TaskState::New;
   bool wake_pending = false;  // woken while still running: its next block() returns at once
+  bool woken = false;         // queued by a wake-up (not by a preemption): protected when it runs
+  Tick protected_until = 0;   // a wake-up cannot preempt it before this (wakeup_protection)
   // Per CPU: the CPU's switch-in count when this task last switched in there (-1:
   // never), for the refill cost of its next switch-in (empty until it first runs).
   std::vector<std::int64_t> last_switch_in;

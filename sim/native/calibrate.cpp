@@ -295,6 +295,59 @@ std::string utc_now() {
   return buf;
 }
 
+// wakeup_protection: the run length at which wake-ups start to preempt a task whose
+// run began with a wake-up (the probe's share crosses one half, interpolated between
+// the probed lengths). resched_ipi: what a preempting wake-up onto a busy remote CPU
+// costs the waker beyond one that only queues there.
+void add_wakeup_preemption_costs(Json& costs, bool preempts,
+                                 const probes::ProtectionCurve& protection,
+                                 const probes::RemoteWake& remote, int n) {
+  std::string curve;
+  for (const auto& [run, share] : protection.preempted_share)
+    curve += fmt::format("{}{:g} us: {:.0f} %", curve.empty() ? "" : ", ",
+                         static_cast<double>(run) / 1e3, share * 100);
+  const std::string probe = fmt::format(
+      "calibration probe wakeup_protection: a thread woken from a timer sleep runs for a while, "
+      "then wakes a sleeper pinned to its CPU; share of wake-ups that preempted it, by how long "
+      "it had run ({})",
+      curve);
+  const auto& pts = protection.preempted_share;
+  if (!preempts) {
+    costs["wakeup_protection"] =
+        param(0, probe + "; the host does not preempt on wake-up (futex_same_cpu_normal): 0");
+  } else if (pts.empty() || pts.front().second > 0.5) {
+    costs["wakeup_protection"] = param(0, probe + "; preempted at once: no protection");
+  } else {
+    double value = static_cast<double>(pts.back().first);
+    std::string how = "no run length probed was preempted in over half the rounds: the longest";
+    for (std::size_t i = 1; i < pts.size(); ++i) {
+      if (pts[i].second <= 0.5) continue;
+      const auto [r0, s0] = pts[i - 1];
+      const auto [r1, s1] = pts[i];
+      value = static_cast<double>(r0) + (0.5 - s0) / (s1 - s0) * static_cast<double>(r1 - r0);
+      how = "where the share crosses 50 %, linear between the probed lengths";
+      break;
+    }
+    costs["wakeup_protection"] = param(value, probe + "; " + how);
+  }
+  if (n < 2) {
+    costs["resched_ipi"] = param(0, "assumption: one CPU, no remote CPU to interrupt");
+  } else if (!preempts) {
+    costs["resched_ipi"] =
+        param(0,
+              "calibration probe futex_same_cpu_normal: the host does not "
+              "preempt on wake-up, so a wake-up never sends a reschedule IPI: 0");
+  } else {
+    costs["resched_ipi"] = param(
+        std::max(0.0, remote.preempting.median - remote.queueing.median),
+        fmt::format("calibration probes futex_wake_busy_remote: FUTEX_WAKE of a sleeper on a "
+                    "remote CPU busy with a spinning thread; SCHED_NORMAL sleeper (the wake-up "
+                    "preempts the spinner: need_resched and the reschedule IPI) {} minus "
+                    "SCHED_BATCH sleeper (queued, no IPI) {}",
+                    stat_text(remote.preempting), stat_text(remote.queueing)));
+  }
+}
+
 }  // namespace
 
 Json calibrate(bool quick, const std::string& name) {
@@ -377,6 +430,19 @@ Json calibrate(bool quick, const std::string& name) {
   }
   probes::IdleSearch idle_search;
   if (n > 1) idle_search = probes::futex_ring_idle_search(4, st);
+  const probes::ProtectionCurve protection = probes::wakeup_protection(st);
+  {
+    Json curve = Json::array();
+    for (const auto& [run, share] : protection.preempted_share)
+      curve.push_back({{"run_ns", run}, {"preempted_share", share}});
+    probes_out["wakeup_protection"] = curve;
+  }
+  probes::RemoteWake remote;
+  if (n > 1) {
+    remote = probes::futex_wake_busy_remote(cpus[0], cpus[1], st);
+    record("futex_wake_busy_remote_preempting", remote.preempting);
+    record("futex_wake_busy_remote_queueing", remote.queueing);
+  }
   const Stat l1 = record("l1_load", probes::l1_load(st));
   const Stat mem = record("memory_load", probes::memory_load(st));
   const Stat loop = record("runner_loop_einval", probes::runner_loop_with_einval(st));
@@ -581,6 +647,7 @@ Json calibrate(bool quick, const std::string& name) {
                     "slice, 0.75 ms x (1 + ilog2(min(CPUs, 8))) = {} ms on {} CPUs",
                     default_slice / 1e6, n));
   }
+  add_wakeup_preemption_costs(costs, same_normal.preempted > 0.5, protection, remote, n);
   m["costs_ns"] = costs;
   if (n > 1 && idle_search.samples >= 100) {
     m["idle_search_share"] = param(

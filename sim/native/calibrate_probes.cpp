@@ -25,6 +25,7 @@
 
 #include "core/errors.hpp"
 #include "core/rng.hpp"
+#include "native/probe_threads.hpp"
 #include "native/run_support.hpp"
 #include "native/sysv_array.hpp"
 #include "workloads/aim9_shm_def.hpp"
@@ -120,14 +121,6 @@ Stat loop_probe(const Settings& s, Body body) {
 }
 
 inline void compiler_barrier() { __asm__ __volatile__("" ::: "memory"); }
-
-// Private futexes (threads of one process): no mm/page lookup for the key, closer to the
-// kernel-internal wake-ups of the semaphore code.
-int futex(std::atomic<int>& word, int op, int val) {
-  op |= FUTEX_PRIVATE_FLAG;
-  return static_cast<int>(
-      syscall(SYS_futex, reinterpret_cast<int*>(&word), op, val, nullptr, nullptr, 0));
-}
 
 }  // namespace
 
@@ -360,9 +353,7 @@ FutexStats futex_pingpong(int cpu_a, int cpu_b, bool batch_policy, const Setting
     // Hand-off j goes A -> B for even j, B -> A for odd j.
     auto policy = [batch_policy] {
       if (!batch_policy) return;
-      struct sched_param sp {};
-      sp.sched_priority = 0;
-      sched_setscheduler(0, SCHED_BATCH, &sp);  // this thread only; no privilege needed
+      set_batch_policy();
     };
     std::thread b([&] {
       detail::pin_current_thread(cpu_b);
@@ -457,8 +448,7 @@ Stat futex_ring_one_cpu(int k, const Settings& s) {
     for (int i = 0; i < k; ++i) {
       threads.emplace_back([&, i] {
         detail::pin_current_thread(s.cpu);
-        struct sched_param sp {};
-        sched_setscheduler(0, SCHED_BATCH, &sp);
+        set_batch_policy();
         ready.count_down();
         for (;;) {
           ring.wait_turn(i);

@@ -7,7 +7,9 @@
 // of their own, never the caller's. Internal to sim/native; calibrate.cpp turns them into a model.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace semsim::native::probes {
@@ -87,6 +89,26 @@ struct IdleSearch {
   long samples = 0;
 };
 IdleSearch futex_ring_idle_search(int k, const Settings& s);
+// Run to parity: a thread pinned to s.cpu sleeps on a timer (so its run begins with a
+// wake-up), runs `run` ns, then FUTEX_WAKEs a sleeper pinned to the same CPU. For each
+// run length of protection_run_lengths(), the share of rounds in which the sleeper ran
+// before FUTEX_WAKE returned (preempted the waker). A woken task is protected from
+// wake-up preemption while the share stays low.
+struct ProtectionCurve {
+  std::vector<std::pair<std::int64_t, double>> preempted_share;  // {run ns, share}
+};
+std::vector<std::int64_t> protection_run_lengths();
+ProtectionCurve wakeup_protection(const Settings& s);
+// FUTEX_WAKE of a sleeper pinned to cpu_b, busy with a spinning thread, from cpu_a.
+// `preempting`: the sleeper SCHED_NORMAL, so the wake-up preempts the spinner (sets
+// need_resched and, cpu_b being remote, sends the reschedule IPI); `queueing`: the
+// sleeper SCHED_BATCH, which never preempts on wake-up. Mean wake call per repeat
+// (slowest 1 % dropped), median and range over the repeats.
+struct RemoteWake {
+  Stat preempting;
+  Stat queueing;
+};
+RemoteWake futex_wake_busy_remote(int cpu_a, int cpu_b, const Settings& s);
 // FUTEX_WAKE of a word nobody waits on.
 Stat futex_wake_nobody(const Settings& s);
 

@@ -121,6 +121,27 @@ TEST(Calibrate, QuickRunWritesAModelTheLoaderAndTopologyAccept) {
         << src;
   }
 
+  // Run to parity and the reschedule IPI: from their probes (or, on one CPU, an
+  // assumption), never negative, and taken by the loader.
+  {
+    const double protection = value(m, "costs_ns", "wakeup_protection");
+    expect_between(protection, 0, 100'000'000, "wakeup_protection");
+    EXPECT_EQ(params.wakeup_protection, ns_to_ticks(protection));
+    const std::string src = m.at("costs_ns").at("wakeup_protection").at("source");
+    EXPECT_NE(src.find("wakeup_protection"), std::string::npos) << src;
+    EXPECT_EQ(m.at("provenance").at("probes").at("wakeup_protection").size(),
+              probes::protection_run_lengths().size());
+    const double ipi = value(m, "costs_ns", "resched_ipi");
+    expect_between(ipi, 0, 10'000'000, "resched_ipi");
+    EXPECT_EQ(params.resched_ipi, ns_to_ticks(ipi));
+    const std::string ipi_src = m.at("costs_ns").at("resched_ipi").at("source");
+    if (m.at("cpus").get<int>() > 1) {
+      EXPECT_TRUE(ipi_src.find("futex_wake_busy_remote") != std::string::npos ||
+                  ipi_src.find("does not preempt") != std::string::npos)
+          << ipi_src;
+    }
+  }
+
   // semop_kernel_path is derived without a successful semop: not from the check.
   const std::string kpath = m.at("costs_ns").at("semop_kernel_path").at("source");
   EXPECT_NE(kpath.find("semop_efbig"), std::string::npos) << kpath;

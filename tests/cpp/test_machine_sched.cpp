@@ -322,6 +322,121 @@ TEST(MachineSched, AWakeeWaitsForTheSliceWithoutWakeupPreemptionAndOneWorkItemWi
   EXPECT_LE(with, ns_to_ticks(kWorkNs) + m.context_switch + 2 * m.atomic_rmw + m.lat_same_die);
 }
 
+// wakeup_protection (run to parity): CPU 0 runs a loop that either began with a
+// wake-up (it slept first; a task on CPU 1 woke it at 10 us) or was started; at
+// 30 us CPU 1 wakes a sleeper of CPU 0. A loop that was woken keeps the CPU while
+// protected (here to the end of its slice, the next point at which the model
+// switches); a started one yields at once, as without protection.
+Tick protected_wakee_delay(Tick protection, bool loop_was_woken) {
+  auto params = sched_machine(2);
+  params.wakeup_preemption = true;
+  params.wakeup_protection = protection;
+  machine::Topology topo(params);
+  Scheduler sched(topo);
+  machine_test::TaskSet set;
+  Task* sleeper = nullptr;
+  Task* loop = nullptr;
+  Tick woken_at = 0, ran_at = 0;
+  sleeper = &set.add(0, [&](Task& t) {
+    sched.start(t);
+    sched.block(t);
+    ran_at = t.cursor;
+    sched.exit(t);
+  });
+  loop = &set.add(0, [&](Task& t) {
+    sched.start(t);
+    if (loop_was_woken) sched.block(t);
+    while (ran_at == 0) {
+      t.charge(ns_to_ticks(kWorkNs));
+      sched.maybe_preempt(t);
+      t.sync();
+    }
+    sched.exit(t);
+  });
+  set.add(1, [&](Task& t) {
+    sched.start(t);
+    t.idle_until(ns_to_ticks(10000));
+    t.sync();
+    if (loop_was_woken) sched.wake(t, *loop);
+    t.idle_until(ns_to_ticks(30000));
+    t.sync();
+    sched.wake(t, *sleeper);
+    woken_at = t.cursor;
+    sched.exit(t);
+  });
+  set.sim.run();
+  EXPECT_GT(ran_at, 0);
+  return ran_at - woken_at;
+}
+
+TEST(MachineSched, AWokenTaskIsNotPreemptedWithinItsProtectionAStartedOneIs) {
+  const auto m = sched_machine(2);
+  const Tick one_item =
+      ns_to_ticks(kWorkNs) + m.context_switch + 2 * m.atomic_rmw + 2 * m.lat_same_die;
+  const Tick protection = ns_to_ticks(1e6);
+  // Protected: the sleeper waits for the loop's slice (which began near 10 us).
+  EXPECT_GE(protected_wakee_delay(protection, true), m.time_slice - ns_to_ticks(30000));
+  // The same loop without protection, and a loop that never slept: one work item.
+  EXPECT_LE(protected_wakee_delay(0, true), one_item);
+  EXPECT_LE(protected_wakee_delay(protection, false), one_item);
+}
+
+// resched_ipi: waking a sleeper onto a busy remote CPU costs the waker the IPI
+// exactly when the wake-up preempts that CPU's task, and only the first time
+// while that CPU is already marked to reschedule.
+std::vector<Tick> remote_wake_costs(Tick resched_ipi, bool preemption) {
+  auto params = sched_machine(2);
+  params.wakeup_preemption = preemption;
+  params.resched_ipi = resched_ipi;
+  machine::Topology topo(params);
+  Scheduler sched(topo);
+  machine_test::TaskSet set;
+  std::vector<Task*> sleepers;
+  std::vector<Tick> costs;
+  int ran = 0;
+  for (int i = 0; i < 2; ++i) {
+    sleepers.push_back(&set.add(0, [&](Task& t) {
+      sched.start(t);
+      sched.block(t);
+      ++ran;
+      sched.exit(t);
+    }));
+  }
+  set.add(0, [&](Task& t) {  // started, never woken: not protected
+    sched.start(t);
+    while (ran < 2) {
+      t.charge(ns_to_ticks(kWorkNs));
+      sched.maybe_preempt(t);
+      t.sync();
+    }
+    sched.exit(t);
+  });
+  set.add(1, [&](Task& t) {
+    sched.start(t);
+    t.idle_until(ns_to_ticks(20000));
+    t.sync();
+    for (Task* s : sleepers) {  // back to back: the second finds need_resched set
+      const Tick before = t.cursor;
+      sched.wake(t, *s);
+      costs.push_back(t.cursor - before);
+    }
+    sched.exit(t);
+  });
+  set.sim.run();
+  return costs;
+}
+
+TEST(MachineSched, PreemptingABusyRemoteCpuCostsTheWakerTheReschedIpiOnce) {
+  const Tick ipi = ns_to_ticks(9000);
+  const auto free_ipi = remote_wake_costs(0, true);
+  const auto paid = remote_wake_costs(ipi, true);
+  const auto no_preemption = remote_wake_costs(ipi, false);
+  ASSERT_EQ(paid.size(), 2U);
+  EXPECT_EQ(paid[0] - free_ipi[0], ipi);     // the first wake-up sends the IPI
+  EXPECT_EQ(paid[1] - free_ipi[1], 0);       // the CPU is already marked: no second IPI
+  EXPECT_EQ(no_preemption[0], free_ipi[0]);  // nothing to preempt, no IPI
+}
+
 // switch_refill_ns: a token ring of K tasks on one CPU switches each task in at
 // reuse distance K - 1, so the table's value at K - 1 is added to every hand-off;
 // between probed distances the value is interpolated on log2(distance).
