@@ -51,6 +51,15 @@ def _busy(p):
     return "-" if f is None else f"{f:.2f}"
 
 
+UNSTABLE_SPREAD = 2.0  # as semsim.compare.UNSTABLE_SPREAD
+
+
+def _unstable(p):
+    """The measured repeats span more than UNSTABLE_SPREAD (max / min): two modes."""
+    lo, hi = p["measured_min_ops_per_s"], p["measured_max_ops_per_s"]
+    return bool(lo) and hi / lo > UNSTABLE_SPREAD
+
+
 def main():
     if sys.argv[1] == "--sim":
         cur, old = load_sim(sys.argv[2], sys.argv[3])
@@ -64,14 +73,17 @@ def main():
         sep += "---:|---:|"
     print(hdr)
     print(sep)
-    errs = []
+    errs, steady = [], []
     for (name, t), p in sorted(cur.items()):
         e = p["error_pct"]
         errs.append(abs(e))
+        if not (_unstable(p) or p.get("host_busy") or p.get("host_drifted")):
+            steady.append(abs(e))
         mark = " (not re-simulated)" if p.get("not_resimulated") else ""
         line = (f"| {name}{mark} | {t} | {p['predicted_ops_per_s']:,.0f} | {p['measured_ops_per_s']:,.0f} "
                 f"({p['measured_min_ops_per_s']:,.0f}..{p['measured_max_ops_per_s']:,.0f}) | {e:+.1f} | "
-                f"{'yes' if p['exceeds_spread'] else 'no'} | {_busy(p)} |")
+                f"{'yes' if p['exceeds_spread'] else 'no'}{', unstable' if _unstable(p) else ''} | "
+                f"{_busy(p)} |")
         if old is not None:
             o = old.get((name, t))
             line += (f" {o['predicted_ops_per_s']:,.0f} | {o['error_pct']:+.1f} |" if o else " - | - |")
@@ -81,6 +93,10 @@ def main():
         print(f"points: {len(errs)}; median |error|: {statistics.median(errs):.1f} %; "
               f"max |error|: {max(errs):.1f} %; within 35 %: {sum(e <= 35 for e in errs)}/{len(errs)}; "
               f"within 15 %: {sum(e <= 15 for e in errs)}/{len(errs)}")
+        if steady and len(steady) < len(errs):
+            print(f"without unstable, busy or drifted points: {len(steady)} points; median |error|: "
+                  f"{statistics.median(steady):.1f} %; max |error|: {max(steady):.1f} %; "
+                  f"within 35 %: {sum(e <= 35 for e in steady)}/{len(steady)}")
 
 
 main()

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 from . import api, cli_extra
-from .compare import HOST_BUSY_SHARE, HOST_DRIFT_LIMIT
+from .compare import HOST_BUSY_SHARE, HOST_DRIFT_LIMIT, UNSTABLE_SPREAD
 from ._data import default_scenario_path
 
 EXIT_USAGE = 2
@@ -317,6 +317,20 @@ def _cmd_compare(args: argparse.Namespace) -> int:
               f"than {HOST_DRIFT_LIMIT:.0%} from its calibration; without them: " + (
                   f"median |error| {quiet['median_abs_error_pct']:.1f} %, max {quiet['max_abs_error_pct']:.1f} % "
                   f"over {quiet['compared']} points" if quiet["compared"] else "no points left"))
+    unstable = [r for r in rows if r.get("measured_unstable")]
+    if unstable:
+        # Points whose own repeats disagree by more than UNSTABLE_SPREAD: the accuracy
+        # without them (and without busy or drifted points) is the model's, not the vote's.
+        steady = _accuracy([r for r in rows if not (r.get("measured_unstable") or r.get("host_busy")
+                                                    or r.get("host_drifted"))])
+        summary["unstable_points"] = len(unstable)
+        summary["steady"] = steady
+        print(f"{len(unstable)} point(s) measured unstable (repeats more than {UNSTABLE_SPREAD:g}x apart: "
+              + ", ".join(f"{r['scenario']} {r['threads']}" for r in unstable) + "); without them and "
+              "without busy or drifted points: " + (
+                  f"median |error| {steady['median_abs_error_pct']:.1f} %, max {steady['max_abs_error_pct']:.1f} %, "
+                  f"within 35 %: {steady['within_35_pct']} of {steady['compared']} points"
+                  if steady["compared"] else "no points left"))
     out = Path(args.output)
     out.mkdir(parents=True, exist_ok=True)
     (out / "accuracy.json").write_text(json.dumps({"summary": summary, "rows": rows}, indent=2) + "\n")

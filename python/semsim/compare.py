@@ -31,6 +31,10 @@ def _number(value: Any) -> float | None:
 #: minus the runner's own tasks, over the CPUs' capacity) measured the host's other
 #: load too. 0.15 is three times the tick-sampling error of a 200 ms window on 2 CPUs.
 HOST_BUSY_SHARE = 0.15
+#: A point whose measured repeats span more than this factor (max / min) is unstable:
+#: the host ran it in different modes from one repeat to the next (two tasks on one CPU
+#: in one run, on two in another), so its median is whichever mode two runs agreed on.
+UNSTABLE_SPREAD = 2.0
 
 
 #: The host has drifted from its calibration when a quick re-run of two probes (the
@@ -101,7 +105,8 @@ def match_points(simulated: Result, measured: Result) -> list[dict[str, Any]]:
     ``foreign_cpu_share`` is what other processes used of the host's CPUs during
     the measured window (None where the runner could not tell) and ``host_busy``
     is true when it exceeds :data:`HOST_BUSY_SHARE`: such a point measured the
-    host's other load as well as the workload.
+    host's other load as well as the workload. ``measured_unstable`` is true when
+    the measured runs span more than :data:`UNSTABLE_SPREAD` (max / min).
     """
     unused = list(measured.points)
     rows: list[dict[str, Any]] = []
@@ -137,6 +142,7 @@ def match_points(simulated: Result, measured: Result) -> list[dict[str, Any]]:
                 "exceeds_spread": exceeds,
                 "foreign_cpu_share": foreign,
                 "host_busy": None if foreign is None else foreign > HOST_BUSY_SHARE,
+                "measured_unstable": None if not lo or hi is None else hi / lo > UNSTABLE_SPREAD,
             }
         )
     return rows
@@ -193,7 +199,8 @@ class Comparison:
         """The human table: point | predicted | measured (min..max) | error % | exceeds spread? | host busy
 
         The last column is the share of the CPUs other processes used while the
-        point was measured, marked "busy" above :data:`HOST_BUSY_SHARE`.
+        point was measured, marked "busy" above :data:`HOST_BUSY_SHARE`; "unstable"
+        beside the spread marks repeats more than :data:`UNSTABLE_SPREAD` apart.
         """
         header = ["point", "predicted ops/s", "measured ops/s (min..max)", "error %", "exceeds spread?", "host busy"]
         lines = []
@@ -206,6 +213,8 @@ class Comparison:
                 )
             error = "-" if r["error_pct"] is None else f"{r['error_pct']:+.1f}"
             exceeds = {True: "yes", False: "no", None: "-"}[r["exceeds_spread"]]
+            if r.get("measured_unstable"):
+                exceeds += ", unstable"
             foreign = r.get("foreign_cpu_share")
             busy = "-" if foreign is None else f"{foreign:.2f}" + (" busy" if r.get("host_busy") else "")
             lines.append([f"{r['threads']} threads", _fmt_ops(r["predicted_ops_per_s"]), measured, error, exceeds, busy])

@@ -217,6 +217,22 @@ def test_compare_flags_points_measured_on_a_busy_host():
     assert lines[3].endswith("0.45 busy") and lines[2].endswith("0.01") and lines[4].endswith("-")
 
 
+def test_compare_marks_points_whose_measured_repeats_disagree():
+    from semsim.compare import UNSTABLE_SPREAD, Comparison
+
+    sim = _side("simulated", [{"threads": t, "ops_per_s": 100.0} for t in (1, 2, 4)])
+    meas = _side("measured", [
+        {"threads": 1, "ops_per_s": 100.0, "ops_per_s_min": 90.0, "ops_per_s_max": 110.0},
+        {"threads": 2, "ops_per_s": 100.0, "ops_per_s_min": 50.0,
+         "ops_per_s_max": 50.0 * UNSTABLE_SPREAD + 1},  # two modes
+        {"threads": 4, "ops_per_s": 100.0},  # one run: no spread to judge
+    ])
+    c = Comparison(sim, meas)
+    assert [r["measured_unstable"] for r in c.rows] == [False, True, False]
+    lines = c.table().splitlines()
+    assert "unstable" in lines[3] and "unstable" not in lines[2]
+
+
 def test_drift_between_compares_transfer_and_semop_with_the_calibration():
     from semsim.compare import HOST_DRIFT_LIMIT, Comparison, drift_between
 
