@@ -271,6 +271,16 @@ TEST(MachineSchedOracle, PingPongOnOneCpuCostsTwoContextSwitches) {
   EXPECT_NEAR(r.cpu0.share(CpuCategory::ContextSwitch), cs_share, 0.02);
 }
 
+// A CPU-bound loop of work items, preemptible between items, until done().
+template <class Done>
+void work_until(Scheduler& sched, Task& t, Done done) {
+  while (!done()) {
+    t.charge(ns_to_ticks(kWorkNs));
+    sched.maybe_preempt(t);
+    t.sync();
+  }
+}
+
 // Wakeup preemption: a sleeper pinned to CPU 0, where a CPU-bound loop runs, is
 // woken from CPU 1. Without it the wakee waits for the loop's slice to end; with
 // it the loop yields at its next preemption point (one work item later). Either
@@ -291,11 +301,7 @@ Tick wakee_delay(bool preemption) {
   });
   set.add(0, [&](Task& t) {
     sched.start(t);
-    while (ran_at == 0) {
-      t.charge(ns_to_ticks(kWorkNs));
-      sched.maybe_preempt(t);
-      t.sync();
-    }
+    work_until(sched, t, [&] { return ran_at != 0; });
     sched.exit(t);
   });
   set.add(1, [&](Task& t) {
@@ -346,11 +352,7 @@ Tick protected_wakee_delay(Tick protection, bool loop_was_woken) {
   loop = &set.add(0, [&](Task& t) {
     sched.start(t);
     if (loop_was_woken) sched.block(t);
-    while (ran_at == 0) {
-      t.charge(ns_to_ticks(kWorkNs));
-      sched.maybe_preempt(t);
-      t.sync();
-    }
+    work_until(sched, t, [&] { return ran_at != 0; });
     sched.exit(t);
   });
   set.add(1, [&](Task& t) {
@@ -404,11 +406,7 @@ std::vector<Tick> remote_wake_costs(Tick resched_ipi, bool preemption) {
   }
   set.add(0, [&](Task& t) {  // started, never woken: not protected
     sched.start(t);
-    while (ran < 2) {
-      t.charge(ns_to_ticks(kWorkNs));
-      sched.maybe_preempt(t);
-      t.sync();
-    }
+    work_until(sched, t, [&] { return ran >= 2; });
     sched.exit(t);
   });
   set.add(1, [&](Task& t) {
