@@ -339,8 +339,9 @@ Json point_json(int threads, const std::vector<RunResult>& runs, const HostInfo&
     const double capacity = static_cast<double>(host_cpus) * med.window_s * 1e9;
     const double min_capacity = 0.1e9 * static_cast<double>(host_cpus);
     // Not for workloads that run to completion (sem-lockunlock's forked processes):
-    // their processes start and end inside the window (fork, exit, the start barrier),
-    // CPU time that is ours but no task's, which would be blamed on other processes.
+    // the runner's own start of the tasks (the SETALL wake-ups) falls inside the
+    // window, CPU time that is ours but no task's, which would be blamed on other
+    // processes. (Task processes no longer exit inside it: task_exits_in_window.)
     if (med.host_busy_ns >= 0 && capacity >= min_capacity &&
         !workloads::runs_to_completion(w, threads)) {
       const double foreign = static_cast<double>(med.host_busy_ns - med.own_cpu_ns);
@@ -361,6 +362,9 @@ Json point_json(int threads, const std::vector<RunResult>& runs, const HostInfo&
                    med.window_s > 0 ? static_cast<double>(med.waker_calls) / med.window_s : 0.0}};
   }
   if (w.type == "sem-lockunlock") p["loops_per_task"] = med.loops_per_task;
+  // Task processes wait for the end of the run before exiting (an exit tears down a
+  // copy of the runner's address space): 0 unless one died.
+  if (med.task_exits_in_window >= 0) p["task_exits_in_window"] = med.task_exits_in_window;
   if (w.type == "custom") {
     p["eagain"] = med.eagain;
     p["completed"] = med.completed;

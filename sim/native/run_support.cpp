@@ -328,6 +328,21 @@ std::string Children::poll(int timeout_ms, bool exit0_ok) {
   return first;
 }
 
+int Children::exited_count() const {
+  int n = 0;
+  for (std::size_t i = 0; i < pids_.size(); ++i) {
+    if (reaped_[i]) {
+      ++n;
+      continue;
+    }
+    siginfo_t info{};
+    if (waitid(P_PID, static_cast<id_t>(pids_[i]), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+        info.si_pid != 0)
+      ++n;
+  }
+  return n;
+}
+
 bool Children::all_reaped() const {
   return std::all_of(reaped_.begin(), reaped_.end(), [](bool r) { return r; });
 }

@@ -232,6 +232,9 @@ class Children {
   // True once every child has been reaped.
   bool all_reaped() const;
 
+  // How many children have exited (reaped or not), without reaping them.
+  int exited_count() const;
+
   // Waits up to `grace_ms` for every child to exit, then SIGKILLs the rest; reaps all.
   // Returns the first abnormal end seen, as poll().
   std::string reap_all(int grace_ms);

@@ -119,6 +119,14 @@ int child_main(void* p) {
   run_process_task(*job->scenario, job->threads, job->tasks[0],
                    (*job->envs)[static_cast<std::size_t>(job->tasks[0])]);
   for (pthread_t id : ids) pthread_join(id, nullptr);
+  // Done: wait, asleep, for the end of the run before exiting. This process is a copy
+  // of the runner's (a Python process of a few hundred MB); tearing that down takes
+  // about a millisecond of CPU, which the benchmark's own small processes do not spend
+  // and which would fall on the CPUs while the other tasks still run.
+  RunControl& ctl = *(*job->envs)[static_cast<std::size_t>(job->tasks[0])].ctl;
+  for (int phase = ctl.phase.load(std::memory_order_acquire); phase < kStop;
+       phase = ctl.phase.load(std::memory_order_acquire))
+    futex_wait(ctl.phase, phase);
   return 0;
 }
 
@@ -139,6 +147,7 @@ class Stopper {
     if (done_) return "";
     done_ = true;
     ctl_.phase.store(kStop, std::memory_order_seq_cst);
+    futex_wake_all(ctl_.phase);  // task processes that are done wait for it to exit
     ctl_.go.store(1, std::memory_order_release);
     futex_wake_all(ctl_.go);
     arrays_.remove_all();
@@ -304,9 +313,11 @@ RunResult run_workload_once(const Scenario& sc, int threads, const std::vector<i
     t0 = monotonic_ns();
     busy0 = host_busy_ns(cpus);
   };
+  int exits_in_window = -1;
   auto close_window = [&] {
     t1 = monotonic_ns();
     busy1 = host_busy_ns(cpus);
+    if (processes) exits_in_window = children.exited_count();
   };
   auto start = [&] {
     ctl.go.store(1, std::memory_order_release);
@@ -381,6 +392,7 @@ RunResult run_workload_once(const Scenario& sc, int threads, const std::vector<i
   if (ctl.failure.load() != kNone) throw SimulationError(failure_text(ctl));
 
   result.window_s = static_cast<double>(t1 - t0) * 1e-9;
+  result.task_exits_in_window = exits_in_window;
   result.host_busy_ns = busy0 >= 0 && busy1 >= busy0 ? busy1 - busy0 : -1;
   result.tasks = threads;
   result.completed = true;

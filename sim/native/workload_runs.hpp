@@ -36,6 +36,8 @@ struct RunResult {
   std::uint64_t waker_rounds = 0;
   std::int64_t loops_per_task = 0;  // sem-lockunlock
   bool completed = false;           // every task's program ran to its end
+  int task_exits_in_window = -1;    // task processes that exited before the window closed
+                                    // (-1: the tasks are threads)
 };
 
 // Runs scenario.workload once with `threads` tasks; `cpus` are the CPUs the runner may
