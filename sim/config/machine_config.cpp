@@ -162,12 +162,14 @@ MachineParams parse_machine(const Json& doc, const std::string& where) {
     if (m.idle_search_share < 0 || m.idle_search_share > 1)
       fail(child_path(path, "idle_search_share") + ".value", "must be between 0 and 1");
   }
-  if (doc.contains("switch_refill_ns")) {
-    const std::string here = child_path(path, "switch_refill_ns");
+  // Optional refill tables: [[reuse distance, ns], ...].
+  auto refill_table = [&](const char* key, std::vector<std::pair<std::int64_t, Tick>>& out) {
+    if (!doc.contains(key)) return;
+    const std::string here = child_path(path, key);
     const std::string shape =
         R"({"value": [[reuse distance, ns], ...] with distances >= 1 increasing and ns >= 0, )"
         R"("source": "where it comes from"})";
-    const Json& table = sourced_value(doc, path, "switch_refill_ns", shape.c_str());
+    const Json& table = sourced_value(doc, path, key, shape.c_str());
     if (!table.is_array() || table.empty()) fail(here, "must be an object " + shape);
     std::int64_t last = 0;
     for (const Json& row : table) {
@@ -175,9 +177,11 @@ MachineParams parse_machine(const Json& doc, const std::string& where) {
           !row[1].is_number() || row[0].get<std::int64_t>() <= last || row[1].get<double>() < 0)
         fail(here + ".value", "must be an object " + shape);
       last = row[0].get<std::int64_t>();
-      m.switch_refill.emplace_back(last, ns_to_ticks(row[1].get<double>()));
+      out.emplace_back(last, ns_to_ticks(row[1].get<double>()));
     }
-  }
+  };
+  refill_table("switch_refill_ns", m.switch_refill);
+  refill_table("switch_refill_process_ns", m.switch_refill_process);
   if (m.time_slice <= 0) fail(cp + ".time_slice", "must be > 0");
   if (m.busy_loop_iteration_ns < 0)
     m.busy_loop_iteration_ns = m.clock_ghz > 0 ? 1.0 / m.clock_ghz : 0.5;

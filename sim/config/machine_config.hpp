@@ -51,6 +51,9 @@ struct MachineParams {
   // did since this task last ran there): {distance, extra}, increasing distance.
   // Empty: none (a task's state is assumed to stay cached).
   std::vector<std::pair<std::int64_t, Tick>> switch_refill;
+  // The same for a switch-in that changes the address space (the CPU last ran a task
+  // of another process): page tables and TLB refill too. Empty: switch_refill.
+  std::vector<std::pair<std::int64_t, Tick>> switch_refill_process;
 
   std::string hash;  // "fnv1a64:<hex>" of the canonical JSON, for provenance
   Json raw;

@@ -38,7 +38,12 @@ int Scheduler::place_new(const Task& task) const {
 
 Tick Scheduler::switch_in_refill(Task& task, int cpu) {
   auto& c = state(cpu);
-  const auto& table = topo_.params().switch_refill;
+  // A switch to another process's task changes the address space as well.
+  const bool mm_switch = c.last_process >= 0 && c.last_process != task.process;
+  c.last_process = task.process;
+  const auto& p = topo_.params();
+  const auto& table =
+      mm_switch && !p.switch_refill_process.empty() ? p.switch_refill_process : p.switch_refill;
   auto& seen = task.last_switch_in;
   const bool first_run = seen.empty();
   if (first_run) seen.assign(static_cast<std::size_t>(cpus()), -1);

@@ -58,6 +58,7 @@ struct CpuState {
   Tick free_at = 0;             // when the CPU became (or becomes) idle
   bool resched = false;         // need_resched: a wakee preempts `current` at its next safe point
   std::int64_t switch_ins = 0;  // tasks switched in here so far (reuse distances)
+  int last_process = -1;        // the process of the task last switched in here
   FuncTimes time{};             // CPU time of what ran here, by function
   CacheLine rq_lock;            // this CPU's rq->lock
 };
@@ -99,7 +100,8 @@ class Scheduler {
   // schedule() on the way out: the runqueue lock and half a context switch.
   void switch_out(Task& task);
   // The task switches in on `cpu`: the cache refill its reuse distance there costs
-  // (switch_refill_ns; 0 on its first run anywhere, the table's last value on a CPU it
+  // (switch_refill_ns, or switch_refill_process_ns when the CPU last ran another
+  // process's task; 0 on its first run anywhere, the table's last value on a CPU it
   // never ran on), and the count that the next distance is measured from.
   Tick switch_in_refill(Task& task, int cpu);
   int place_new(const Task& task) const;

@@ -428,6 +428,11 @@ Json calibrate(bool quick, const std::string& name) {
     const std::string key = "futex_ring_" + std::to_string(k);
     rings.emplace_back(k, record(key.c_str(), probes::futex_ring_one_cpu(k, st)));
   }
+  std::vector<std::pair<int, Stat>> process_rings;  // the same rings of processes
+  for (int k : kRingSizes) {
+    const std::string key = "futex_ring_processes_" + std::to_string(k);
+    process_rings.emplace_back(k, record(key.c_str(), probes::futex_ring_processes(k, st)));
+  }
   probes::IdleSearch idle_search;
   if (n > 1) idle_search = probes::futex_ring_idle_search(4, st);
   const probes::ProtectionCurve protection = probes::wakeup_protection(st);
@@ -664,28 +669,43 @@ Json calibrate(bool quick, const std::string& name) {
                          : "assumption: one CPU, nothing to search");
   }
   {
-    // switch_refill_ns: [reuse distance, extra ns of a switch-in] from the rings, the
-    // 2-thread ring (distance 1, everything cached) as the base the context_switch
-    // probe already covers; never negative, never decreasing with distance.
-    Json table = Json::array();
+    // switch_refill_ns (threads) and switch_refill_process_ns (processes): [reuse
+    // distance, extra ns of a switch-in] from the rings, the 2-thread ring (distance 1,
+    // everything cached, one address space) as the base the context_switch probe
+    // already covers; never negative, never decreasing with distance.
     const double base = rings.front().second.median;
-    double prev = 0;
-    std::string values;
-    for (const auto& [k, stat] : rings) {
-      const double extra = std::max(prev, stat.median - base);
-      table.push_back(Json::array({k - 1, extra}));
-      values += fmt::format("{}{}: {:.0f} ns", values.empty() ? "" : ", ", k, stat.median);
-      prev = extra;
-    }
+    auto table_of = [base](const std::vector<std::pair<int, Stat>>& ring_stats, Json& table,
+                           std::string& values) {
+      double prev = 0;
+      for (const auto& [k, stat] : ring_stats) {
+        const double extra = std::max(prev, stat.median - base);
+        table.push_back(Json::array({k - 1, extra}));
+        values += fmt::format("{}{}: {:.0f} ns", values.empty() ? "" : ", ", k, stat.median);
+        prev = extra;
+      }
+    };
+    Json threads_table = Json::array(), process_table = Json::array();
+    std::string thread_values, process_values;
+    table_of(rings, threads_table, thread_values);
+    table_of(process_rings, process_table, process_values);
     m["switch_refill_ns"] = {
-        {"value", table},
+        {"value", threads_table},
         {"source",
          fmt::format("calibration probes futex_ring_K: a token ring of K SCHED_BATCH threads "
                      "pinned to one CPU, nanoseconds per hand-off ({}); a switch-in at reuse "
                      "distance K - 1 (the tasks that ran on the CPU since it last did) costs "
                      "its ring's hand-off minus the 2-thread ring's (made non-decreasing)",
-                     values)}};
+                     thread_values)}};
+    m["switch_refill_process_ns"] = {
+        {"value", process_table},
+        {"source",
+         fmt::format("calibration probes futex_ring_processes_K: the same rings of K forked "
+                     "processes, each its own address space ({}); a switch-in from another "
+                     "process's task at reuse distance K - 1 costs its ring's hand-off minus "
+                     "the 2-thread ring's (made non-decreasing)",
+                     process_values)}};
   }
+
   {
     // The same-CPU ping-pong with SCHED_NORMAL: did the wakee run before the
     // waker's FUTEX_WAKE returned, i.e. preempt it on the way out of the kernel?

@@ -80,6 +80,9 @@ FutexStats futex_pingpong(int cpu_a, int cpu_b, bool batch_policy, const Setting
 // grows with k is the cost of refilling the caches with a task's kernel state
 // (task_struct, kernel stack, futex queue) after k - 1 others ran.
 Stat futex_ring_one_cpu(int k, const Settings& s);
+// The same ring of k forked processes (each its own address space) pinned to s.cpu:
+// every hand-off also switches page tables (and what the TLB held).
+Stat futex_ring_processes(int k, const Settings& s);
 // A futex token ring of k unpinned threads (the scheduler places them; one runs at a
 // time). Of the wake-ups whose wakee last ran on the waker's CPU (busy: the waker
 // runs there), the share after which the wakee ran on another CPU: how often the

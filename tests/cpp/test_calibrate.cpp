@@ -109,6 +109,16 @@ TEST(Calibrate, QuickRunWritesAModelTheLoaderAndTopologyAccept) {
     for (std::size_t i = 1; i < table.size(); ++i)
       EXPECT_GE(table[i][1].get<double>(), table[i - 1][1].get<double>());
     EXPECT_EQ(params.switch_refill.size(), 6u);  // and the loader took it
+    // The process rings: the same distances, the loader's second table.
+    const Json& processes = m.at("switch_refill_process_ns").at("value");
+    ASSERT_EQ(processes.size(), 6u);
+    for (std::size_t i = 0; i < processes.size(); ++i) {
+      EXPECT_EQ(processes[i][0], table[i][0]);
+      if (i > 0) {
+        EXPECT_GE(processes[i][1].get<double>(), processes[i - 1][1].get<double>());
+      }
+    }
+    EXPECT_EQ(params.switch_refill_process.size(), 6u);
   }
   {
     const double share = m.at("idle_search_share").at("value");

@@ -438,9 +438,11 @@ TEST(MachineSched, PreemptingABusyRemoteCpuCostsTheWakerTheReschedIpiOnce) {
 // switch_refill_ns: a token ring of K tasks on one CPU switches each task in at
 // reuse distance K - 1, so the table's value at K - 1 is added to every hand-off;
 // between probed distances the value is interpolated on log2(distance).
-Tick ring_handoff(int k, bool refill) {
+Tick ring_handoff(int k, bool refill, bool processes = false) {
   auto params = sched_machine(2);
   if (refill) params.switch_refill = {{1, 0}, {3, ns_to_ticks(120)}, {7, ns_to_ticks(200)}};
+  // Between processes (every task its own): a dearer table.
+  params.switch_refill_process = {{1, ns_to_ticks(50)}, {3, ns_to_ticks(400)}};
   machine::Topology topo(params);
   Scheduler sched(topo);
   machine_test::TaskSet set;
@@ -450,6 +452,7 @@ Tick ring_handoff(int k, bool refill) {
     ring.push_back(&set.add(
         0,
         [&, i](Task& t) {
+          if (processes) t.process = i;
           sched.start(t);
           sched.block(t);  // wait for the token
           for (;;) {
@@ -474,6 +477,14 @@ Tick ring_handoff(int k, bool refill) {
   set.sim.run();
   const std::size_t a = 10, b = starts.size() - 1;  // steady state
   return (starts[b] - starts[a]) / static_cast<Tick>((b - a) * static_cast<std::size_t>(k));
+}
+
+TEST(MachineSched, ASwitchToAnotherProcessPaysTheProcessRefillTable) {
+  // Threads of one process: the thread table, whatever the process table says.
+  EXPECT_EQ(ring_handoff(4, true) - ring_handoff(4, false), ns_to_ticks(120));
+  // Every task its own process: the process table at the same distances.
+  EXPECT_EQ(ring_handoff(2, false, true) - ring_handoff(2, false), ns_to_ticks(50));
+  EXPECT_EQ(ring_handoff(4, false, true) - ring_handoff(4, false), ns_to_ticks(400));
 }
 
 TEST(MachineSched, ASwitchInPaysTheRefillOfItsReuseDistance) {

@@ -168,7 +168,7 @@ def test_every_parameter_has_a_source(model):
         value = p["value"]
         if where == "/wakeup_preemption":  # a scheduler behaviour: on or off
             assert isinstance(value, bool), f"{path.name}{where}"
-        elif where == "/switch_refill_ns":  # [[reuse distance, ns], ...], distances increasing
+        elif where in ("/switch_refill_ns", "/switch_refill_process_ns"):  # [[distance, ns], ...]
             assert value and all(isinstance(d, int) and isinstance(ns, (int, float)) and ns >= 0
                                  for d, ns in value), f"{path.name}{where}"
             assert [d for d, _ in value] == sorted({d for d, _ in value}), f"{path.name}{where}"
