@@ -148,7 +148,6 @@ void Scheduler::maybe_preempt(Task& task) {
   ++task.involuntary_switches;
   switch_out(task);
   task.state = TaskState::Runnable;
-  task.woken = false;
   c.runqueue.push_back(&task);
   dispatch_next(task.cpu, task.cursor);
   task.actor->park();

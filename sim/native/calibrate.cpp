@@ -652,7 +652,10 @@ Json calibrate(bool quick, const std::string& name) {
                     "slice, 0.75 ms x (1 + ilog2(min(CPUs, 8))) = {} ms on {} CPUs",
                     default_slice / 1e6, n));
   }
-  add_wakeup_preemption_costs(costs, same_normal.preempted > 0.5, protection, remote, n);
+  // The same-CPU ping-pong with SCHED_NORMAL: did the wakee run before the waker's
+  // FUTEX_WAKE returned, i.e. preempt it on the way out of the kernel?
+  const bool preempts = same_normal.preempted > 0.5;
+  add_wakeup_preemption_costs(costs, preempts, protection, remote, n);
   m["costs_ns"] = costs;
   if (n > 1 && idle_search.samples >= 100) {
     m["idle_search_share"] = param(
@@ -706,18 +709,13 @@ Json calibrate(bool quick, const std::string& name) {
                      process_values)}};
   }
 
-  {
-    // The same-CPU ping-pong with SCHED_NORMAL: did the wakee run before the
-    // waker's FUTEX_WAKE returned, i.e. preempt it on the way out of the kernel?
-    const bool preempts = same_normal.preempted > 0.5;
-    m["wakeup_preemption"] = {
-        {"value", preempts},
-        {"source", fmt::format("calibration probe futex_same_cpu_normal: two SCHED_NORMAL threads "
-                               "pinned to one CPU hand a futex back and forth; in {:.0f} % of the "
-                               "hand-offs the woken thread ran before the waker's FUTEX_WAKE "
-                               "returned (> 50 %: the host preempts on wake-up)",
-                               same_normal.preempted * 100.0)}};
-  }
+  m["wakeup_preemption"] = {
+      {"value", preempts},
+      {"source", fmt::format("calibration probe futex_same_cpu_normal: two SCHED_NORMAL threads "
+                             "pinned to one CPU hand a futex back and forth; in {:.0f} % of the "
+                             "hand-offs the woken thread ran before the waker's FUTEX_WAKE "
+                             "returned (> 50 %: the host preempts on wake-up)",
+                             same_normal.preempted * 100.0)}};
 
   if (tsc.median > 0) {
     m["clock_ghz"] = param(tsc.median, fmt::format("calibration probe tsc_ghz: TSC ticks per ns of "

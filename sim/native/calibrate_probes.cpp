@@ -407,42 +407,14 @@ FutexStats futex_pingpong(int cpu_a, int cpu_b, bool batch_policy, const Setting
   return out;
 }
 
-namespace {
-
-// The futex words of a token ring of k threads: thread i waits for its turn, then
-// passes the token to thread i + 1 (mod k).
-class TokenRing {
- public:
-  explicit TokenRing(int k) : turns_(static_cast<std::size_t>(k)) {}
-  void wait_turn(int i) {
-    std::atomic<int>& word = turns_[static_cast<std::size_t>(i)].word;
-    while (word.load(std::memory_order_acquire) == 0) futex(word, FUTEX_WAIT, 0);
-    word.store(0, std::memory_order_relaxed);
-  }
-  void pass(int i) {
-    std::atomic<int>& word = turns_[(static_cast<std::size_t>(i) + 1) % turns_.size()].word;
-    word.store(1, std::memory_order_release);
-    futex(word, FUTEX_WAKE, 1);
-  }
-  void start() { pass(static_cast<int>(turns_.size()) - 1); }  // the token to thread 0
-
- private:
-  struct alignas(64) Turn {
-    std::atomic<int> word{0};
-  };
-  std::vector<Turn> turns_;
-};
-
-}  // namespace
-
 Stat futex_ring_one_cpu(int k, const Settings& s) {
   const long handoffs = s.quick ? 3000 : 20000;  // per repeat
   std::vector<double> reps;
   for (int r = 0; r < s.repeats; ++r) {
-    TokenRing ring(k);
-    std::atomic<long> left{handoffs};
-    std::atomic<std::int64_t> t0{0};
-    std::atomic<std::int64_t> t1{0};
+    std::vector<RingTurn> turns(static_cast<std::size_t>(k));
+    TokenRing ring(turns.data(), k, false);
+    RingClock clock;
+    clock.left.store(handoffs);
     std::latch ready(k);
     std::vector<std::thread> threads;
     for (int i = 0; i < k; ++i) {
@@ -450,20 +422,13 @@ Stat futex_ring_one_cpu(int k, const Settings& s) {
         detail::pin_current_thread(s.cpu);
         set_batch_policy();
         ready.count_down();
-        for (;;) {
-          ring.wait_turn(i);
-          const long n = left.fetch_sub(1, std::memory_order_relaxed);
-          if (n == handoffs) t0.store(monotonic_ns(), std::memory_order_relaxed);
-          if (n == 1) t1.store(monotonic_ns(), std::memory_order_relaxed);
-          ring.pass(i);
-          if (n <= 1 - k) return;  // the token went round once more: everyone has seen the end
-        }
+        timed_ring_member(ring, i, k, handoffs, clock);
       });
     }
     ready.wait();
     ring.start();
     for (auto& t : threads) t.join();
-    reps.push_back(static_cast<double>(t1.load() - t0.load()) / static_cast<double>(handoffs - 1));
+    reps.push_back(clock.per_handoff(handoffs));
   }
   return summarize(reps);
 }
@@ -473,7 +438,8 @@ IdleSearch futex_ring_idle_search(int k, const Settings& s) {
   long same_prev = 0;
   long moved = 0;
   for (int r = 0; r < s.repeats; ++r) {
-    TokenRing ring(k);
+    std::vector<RingTurn> turns(static_cast<std::size_t>(k));
+    TokenRing ring(turns.data(), k, false);
     std::atomic<int> waker_cpu{-1};
     std::atomic<bool> stop{false};
     std::atomic<long> seen{0};

@@ -138,34 +138,20 @@ RemoteWake futex_wake_busy_remote(int cpu_a, int cpu_b, const Settings& s) {
 
 Stat futex_ring_processes(int k, const Settings& s) {
   const long handoffs = s.quick ? 3000 : 20000;  // per repeat
-  struct alignas(64) Turn {
-    std::atomic<int> word{0};
-  };
   struct Shared {
-    std::atomic<long> left{0};
-    std::atomic<std::int64_t> t0{0}, t1{0};
+    RingClock clock;
     std::atomic<int> ready{0};
   };
-  const std::size_t bytes = sizeof(Shared) + static_cast<std::size_t>(k) * sizeof(Turn);
+  const std::size_t bytes = sizeof(Shared) + static_cast<std::size_t>(k) * sizeof(RingTurn);
   void* mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (mem == MAP_FAILED) throw SimulationError("calibrate: cannot map the process ring");
   auto* sh = new (mem) Shared();
-  auto* turns = new (static_cast<char*>(mem) + sizeof(Shared)) Turn[static_cast<std::size_t>(k)];
-  // Shared futexes (no FUTEX_PRIVATE_FLAG): the ring spans processes.
-  auto wait_turn = [&](int i) {
-    std::atomic<int>& w = turns[i].word;
-    while (w.load(std::memory_order_acquire) == 0)
-      syscall(SYS_futex, reinterpret_cast<int*>(&w), FUTEX_WAIT, 0, nullptr, nullptr, 0);
-    w.store(0, std::memory_order_relaxed);
-  };
-  auto pass = [&](int i) {
-    std::atomic<int>& w = turns[(i + 1) % k].word;
-    w.store(1, std::memory_order_release);
-    syscall(SYS_futex, reinterpret_cast<int*>(&w), FUTEX_WAKE, 1, nullptr, nullptr, 0);
-  };
+  auto* turns =
+      new (static_cast<char*>(mem) + sizeof(Shared)) RingTurn[static_cast<std::size_t>(k)];
+  TokenRing ring(turns, k, true);  // shared futexes: the ring spans processes
   std::vector<double> reps;
   for (int r = 0; r < s.repeats; ++r) {
-    sh->left.store(handoffs);
+    sh->clock.left.store(handoffs);
     sh->ready.store(0);
     for (int i = 0; i < k; ++i) turns[i].word.store(0);
     std::vector<pid_t> pids;
@@ -176,14 +162,8 @@ Stat futex_ring_processes(int k, const Settings& s) {
         detail::pin_current_thread(s.cpu);
         set_batch_policy();
         sh->ready.fetch_add(1);
-        for (;;) {
-          wait_turn(i);
-          const long n = sh->left.fetch_sub(1, std::memory_order_relaxed);
-          if (n == handoffs) sh->t0.store(monotonic_ns(), std::memory_order_relaxed);
-          if (n == 1) sh->t1.store(monotonic_ns(), std::memory_order_relaxed);
-          pass(i);
-          if (n <= 1 - k) _exit(0);  // the token went round once more: all have seen the end
-        }
+        timed_ring_member(ring, i, k, handoffs, sh->clock);
+        _exit(0);
       }
       if (pid < 0) {
         for (pid_t p : pids) kill(p, SIGKILL);
@@ -194,10 +174,9 @@ Stat futex_ring_processes(int k, const Settings& s) {
       pids.push_back(pid);
     }
     while (sh->ready.load() < k) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    pass(k - 1);  // the token to process 0
+    ring.start();
     for (pid_t p : pids) waitpid(p, nullptr, 0);
-    reps.push_back(static_cast<double>(sh->t1.load() - sh->t0.load()) /
-                   static_cast<double>(handoffs - 1));
+    reps.push_back(sh->clock.per_handoff(handoffs));
   }
   munmap(mem, bytes);
   return summarize(reps);

@@ -60,6 +60,13 @@ inline void wait_for_start(RunControl& ctl) {
   while (ctl.go.load(std::memory_order_acquire) == 0) futex_wait(ctl.go, 0);
 }
 
+// Asleep until the runner ends the run (the stop phase).
+inline void wait_for_stop(RunControl& ctl) {
+  for (int phase = ctl.phase.load(std::memory_order_acquire); phase < kStop;
+       phase = ctl.phase.load(std::memory_order_acquire))
+    futex_wait(ctl.phase, phase);
+}
+
 // Creates a private array for a task process (aim9-shm), keyed by its own pid so that
 // cleanup_leftovers() finds it if the process is killed. Returns the id or -errno.
 inline int create_task_array(int nsems) {

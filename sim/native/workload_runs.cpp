@@ -123,10 +123,7 @@ int child_main(void* p) {
   // of the runner's (a Python process of a few hundred MB); tearing that down takes
   // about a millisecond of CPU, which the benchmark's own small processes do not spend
   // and which would fall on the CPUs while the other tasks still run.
-  RunControl& ctl = *(*job->envs)[static_cast<std::size_t>(job->tasks[0])].ctl;
-  for (int phase = ctl.phase.load(std::memory_order_acquire); phase < kStop;
-       phase = ctl.phase.load(std::memory_order_acquire))
-    futex_wait(ctl.phase, phase);
+  wait_for_stop(*(*job->envs)[static_cast<std::size_t>(job->tasks[0])].ctl);
   return 0;
 }
 

@@ -282,16 +282,20 @@ void work_until(Scheduler& sched, Task& t, Done done) {
 }
 
 // Wakeup preemption: a sleeper pinned to CPU 0, where a CPU-bound loop runs, is
-// woken from CPU 1. Without it the wakee waits for the loop's slice to end; with
-// it the loop yields at its next preemption point (one work item later). Either
+// woken from CPU 1 at 20 us. Without it the wakee waits for the loop's slice to end;
+// with it the loop yields at its next preemption point (one work item later). Either
 // way the loop's one involuntary switch is the one that lets the wakee run.
-Tick wakee_delay(bool preemption) {
+// `loop_was_woken`: the loop slept first and CPU 1 woke it at 10 us, so that its run
+// began with a wake-up (wakeup_protection applies to it).
+Tick wakee_delay(bool preemption, Tick protection = 0, bool loop_was_woken = false) {
   auto params = sched_machine(2);
   params.wakeup_preemption = preemption;
+  params.wakeup_protection = protection;
   machine::Topology topo(params);
   Scheduler sched(topo);
   machine_test::TaskSet set;
   Task* sleeper = nullptr;
+  Task* loop = nullptr;
   Tick woken_at = 0, ran_at = 0;
   sleeper = &set.add(0, [&](Task& t) {
     sched.start(t);
@@ -299,13 +303,17 @@ Tick wakee_delay(bool preemption) {
     ran_at = t.cursor;
     sched.exit(t);
   });
-  set.add(0, [&](Task& t) {
+  loop = &set.add(0, [&](Task& t) {
     sched.start(t);
+    if (loop_was_woken) sched.block(t);
     work_until(sched, t, [&] { return ran_at != 0; });
     sched.exit(t);
   });
   set.add(1, [&](Task& t) {
     sched.start(t);
+    t.idle_until(ns_to_ticks(10000));
+    t.sync();
+    if (loop_was_woken) sched.wake(t, *loop);
     t.idle_until(ns_to_ticks(20000));  // mid-slice of the loop
     t.sync();
     sched.wake(t, *sleeper);
@@ -328,59 +336,19 @@ TEST(MachineSched, AWakeeWaitsForTheSliceWithoutWakeupPreemptionAndOneWorkItemWi
   EXPECT_LE(with, ns_to_ticks(kWorkNs) + m.context_switch + 2 * m.atomic_rmw + m.lat_same_die);
 }
 
-// wakeup_protection (run to parity): CPU 0 runs a loop that either began with a
-// wake-up (it slept first; a task on CPU 1 woke it at 10 us) or was started; at
-// 30 us CPU 1 wakes a sleeper of CPU 0. A loop that was woken keeps the CPU while
-// protected (here to the end of its slice, the next point at which the model
-// switches); a started one yields at once, as without protection.
-Tick protected_wakee_delay(Tick protection, bool loop_was_woken) {
-  auto params = sched_machine(2);
-  params.wakeup_preemption = true;
-  params.wakeup_protection = protection;
-  machine::Topology topo(params);
-  Scheduler sched(topo);
-  machine_test::TaskSet set;
-  Task* sleeper = nullptr;
-  Task* loop = nullptr;
-  Tick woken_at = 0, ran_at = 0;
-  sleeper = &set.add(0, [&](Task& t) {
-    sched.start(t);
-    sched.block(t);
-    ran_at = t.cursor;
-    sched.exit(t);
-  });
-  loop = &set.add(0, [&](Task& t) {
-    sched.start(t);
-    if (loop_was_woken) sched.block(t);
-    work_until(sched, t, [&] { return ran_at != 0; });
-    sched.exit(t);
-  });
-  set.add(1, [&](Task& t) {
-    sched.start(t);
-    t.idle_until(ns_to_ticks(10000));
-    t.sync();
-    if (loop_was_woken) sched.wake(t, *loop);
-    t.idle_until(ns_to_ticks(30000));
-    t.sync();
-    sched.wake(t, *sleeper);
-    woken_at = t.cursor;
-    sched.exit(t);
-  });
-  set.sim.run();
-  EXPECT_GT(ran_at, 0);
-  return ran_at - woken_at;
-}
-
+// wakeup_protection (run to parity), with wakee_delay's loop: a loop that was woken
+// keeps the CPU while protected (here to the end of its slice, the next point at which
+// the model switches); a started one yields at once, as without protection.
 TEST(MachineSched, AWokenTaskIsNotPreemptedWithinItsProtectionAStartedOneIs) {
   const auto m = sched_machine(2);
   const Tick one_item =
       ns_to_ticks(kWorkNs) + m.context_switch + 2 * m.atomic_rmw + 2 * m.lat_same_die;
   const Tick protection = ns_to_ticks(1e6);
   // Protected: the sleeper waits for the loop's slice (which began near 10 us).
-  EXPECT_GE(protected_wakee_delay(protection, true), m.time_slice - ns_to_ticks(30000));
+  EXPECT_GE(wakee_delay(true, protection, true), m.time_slice - ns_to_ticks(30000));
   // The same loop without protection, and a loop that never slept: one work item.
-  EXPECT_LE(protected_wakee_delay(0, true), one_item);
-  EXPECT_LE(protected_wakee_delay(protection, false), one_item);
+  EXPECT_LE(wakee_delay(true, 0, true), one_item);
+  EXPECT_LE(wakee_delay(true, protection, false), one_item);
 }
 
 // resched_ipi: waking a sleeper onto a busy remote CPU costs the waker the IPI
