@@ -182,6 +182,30 @@ MachineParams parse_machine(const Json& doc, const std::string& where) {
   };
   refill_table("switch_refill_ns", m.switch_refill);
   refill_table("switch_refill_process_ns", m.switch_refill_process);
+  if (doc.contains("wakeup_jitter")) {
+    const std::string here = child_path(path, "wakeup_jitter");
+    const std::string shape =
+        R"({"value": {"waker": [multiple of the mean, ...], "wakee": [...]} with 2 to 1000 )"
+        R"(positive numbers each, "source": "where it comes from"})";
+    const Json& v = sourced_value(doc, path, "wakeup_jitter", shape.c_str());
+    if (!v.is_object()) fail(here, "must be an object " + shape);
+    auto shape_table = [&](const char* side, std::vector<double>& out) {
+      if (!v.contains(side) || !v[side].is_array() || v[side].size() < 2 || v[side].size() > 1000)
+        fail(here + ".value." + side, "must be a list of 2 to 1000 positive numbers");
+      double sum = 0;
+      for (const Json& x : v[side]) {
+        if (!x.is_number() || !(x.get<double>() > 0))
+          fail(here + ".value." + side, "must be a list of 2 to 1000 positive numbers");
+        out.push_back(x.get<double>());
+        sum += out.back();
+      }
+      // Multiples of the mean: rescaled so that their mean is exactly 1, so that the
+      // draws keep the calibrated mean cost.
+      for (double& x : out) x *= static_cast<double>(out.size()) / sum;
+    };
+    shape_table("waker", m.wakeup_jitter_waker);
+    shape_table("wakee", m.wakeup_jitter_wakee);
+  }
   if (m.time_slice <= 0) fail(cp + ".time_slice", "must be > 0");
   if (m.busy_loop_iteration_ns < 0)
     m.busy_loop_iteration_ns = m.clock_ghz > 0 ? 1.0 / m.clock_ghz : 0.5;

@@ -54,6 +54,11 @@ struct MachineParams {
   // The same for a switch-in that changes the address space (the CPU last ran a task
   // of another process): page tables and TLB refill too. Empty: switch_refill.
   std::vector<std::pair<std::int64_t, Tick>> switch_refill_process;
+  // How a wake-up that kicks an idle CPU varies from one to the next: equal-mass
+  // quantiles of the waker's cost and of the wakee's latency, each as a multiple of its
+  // mean (the tables' means are 1). Each such wake-up draws one entry of each. Empty:
+  // every wake-up costs the mean.
+  std::vector<double> wakeup_jitter_waker, wakeup_jitter_wakee;
 
   std::string hash;  // "fnv1a64:<hex>" of the canonical JSON, for provenance
   Json raw;

@@ -7,7 +7,10 @@
 namespace semsim::machine {
 
 Scheduler::Scheduler(const Topology& topo, std::uint64_t seed)
-    : topo_(topo), cpus_(static_cast<std::size_t>(topo.cpus())), rng_(seed) {
+    : topo_(topo),
+      cpus_(static_cast<std::size_t>(topo.cpus())),
+      rng_(seed),
+      jitter_rng_(Rng::derive(seed, 1)) {
   for (int c = 0; c < cpus(); ++c) state(c).rq_lock.set_name("rq->lock cpu" + std::to_string(c));
 }
 
@@ -183,6 +186,12 @@ int Scheduler::pick_cpu_for_wakeup(const Task& wakee) {
   return best;
 }
 
+Tick Scheduler::jittered(Tick mean, const std::vector<double>& shape) {
+  if (shape.empty()) return mean;
+  const double f = shape[static_cast<std::size_t>(jitter_rng_.below(shape.size()))];
+  return static_cast<Tick>(std::llround(static_cast<double>(mean) * f));
+}
+
 void Scheduler::wake(Task& waker, Task& wakee) {
   const auto& p = topo_.params();
   InFunc in(waker, Func::Wakeup);
@@ -203,13 +212,15 @@ void Scheduler::wake(Task& waker, Task& wakee) {
   auto& c = state(target);
   waker.advance_to(c.rq_lock.access(topo_, waker.cpu, Access::Rmw, waker.cursor));  // rq->lock
   const bool kick = c.current == nullptr && target != waker.cpu;
-  waker.charge(kick ? p.wakeup_waker : no_kick);
+  waker.charge(kick ? jittered(p.wakeup_waker, p.wakeup_jitter_waker) : no_kick);
   if (c.current == nullptr) {
     // Idle target: an IPI (or the idle loop's polling) then the switch in,
     // all in wakeup_latency; a CPU still switching out finishes that first.
     run_on(wakee, target);
     const Tick cs = p.context_switch;
-    wakee.idle_until(std::max(waker.cursor + p.wakeup_latency, c.free_at + (cs - cs / 2)));
+    const Tick latency =
+        kick ? jittered(p.wakeup_latency, p.wakeup_jitter_wakee) : p.wakeup_latency;
+    wakee.idle_until(std::max(waker.cursor + latency, c.free_at + (cs - cs / 2)));
     {
       InFunc refill(wakee, Func::Schedule);
       wakee.charge(switch_in_refill(wakee, target));

@@ -35,7 +35,12 @@
 // a run resumed after a preemption is not protected); a migrated task pays no
 // cache-refill cost; `ipi` is the share of wakeup_waker that kicking an idle CPU
 // costs the waker, `resched_ipi` what preempting the task of a busy remote CPU
-// costs it (the reschedule IPI; 0 in models without that probe).
+// costs it (the reschedule IPI; 0 in models without that probe). A wake-up that
+// kicks an idle CPU costs the mean of its probe, or, where the model has
+// `wakeup_jitter`, the mean times a draw from the probe's measured spread (the
+// waker's cost and the wakee's latency drawn apart): a real hand-off is never twice
+// the same, and constant costs can lock the simulated tasks into a phase that the
+// real ones drift out of.
 //
 // CPU time: every charge a task makes while a CPU is its own is also
 // accounted to that CPU, by function; cpu_breakdown() folds it into
@@ -65,7 +70,8 @@ struct CpuState {
 
 class Scheduler {
  public:
-  // `seed` drives the one random choice the scheduler makes (idle_search_share).
+  // `seed` drives the scheduler's random choices: the idle-CPU search
+  // (idle_search_share) and, on its own stream, the wake-up costs (wakeup_jitter).
   explicit Scheduler(const Topology& topo, std::uint64_t seed = 1);
 
   // First placement: runs now, or waits in the run queue. The caller is the
@@ -107,9 +113,12 @@ class Scheduler {
   int place_new(const Task& task) const;
   int pick_cpu_for_wakeup(const Task& wakee);
   void pull_for_idle(int cpu);
+  // `mean` scaled by one draw from `shape` (multiples of the mean; empty: `mean`).
+  Tick jittered(Tick mean, const std::vector<double>& shape);
   const Topology& topo_;
   std::vector<CpuState> cpus_;
   Rng rng_;
+  Rng jitter_rng_;
 };
 
 }  // namespace semsim::machine

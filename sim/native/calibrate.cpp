@@ -671,6 +671,16 @@ Json calibrate(bool quick, const std::string& name) {
                            "(under 100) to measure; the search always finds an idle CPU"
                          : "assumption: one CPU, nothing to search");
   }
+  if (n > 1 && !cross.wake_call_shape.empty() && !cross.latency_shape.empty()) {
+    m["wakeup_jitter"] = {
+        {"value", {{"waker", cross.wake_call_shape}, {"wakee", cross.latency_shape}}},
+        {"source",
+         "calibration probe futex_cross_cpu_handoff: how single cross-CPU hand-offs vary "
+         "around their repeat's mean (the slowest 1 % dropped, sorted, 20 bins of equal "
+         "count, each bin's mean over the mean of the bins' means): `waker` the sender's "
+         "FUTEX_WAKE, "
+         "`wakee` the rest of the hand-off"}};
+  }
   {
     // switch_refill_ns (threads) and switch_refill_process_ns (processes): [reuse
     // distance, extra ns of a switch-in] from the rings, the 2-thread ring (distance 1,

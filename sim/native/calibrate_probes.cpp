@@ -133,6 +133,26 @@ double trimmed_mean(std::vector<double> values) {
   return sum / static_cast<double>(keep);
 }
 
+std::vector<double> shape_of(std::vector<double> values, int bins) {
+  std::sort(values.begin(), values.end());
+  values.resize(values.size() - values.size() / 100);  // drop the slowest 1 %
+  const std::size_t n = values.size();
+  const auto b = static_cast<std::size_t>(bins);
+  if (bins <= 0 || n < b) return {};
+  std::vector<double> shape;
+  double sum_of_means = 0;
+  for (std::size_t i = 0; i < b; ++i) {
+    const std::size_t lo = i * n / b, hi = (i + 1) * n / b;
+    double sum = 0;
+    for (std::size_t j = lo; j < hi; ++j) sum += values[j];
+    shape.push_back(sum / static_cast<double>(hi - lo));
+    sum_of_means += shape.back();
+  }
+  if (!(sum_of_means > 0)) return {};
+  for (double& x : shape) x *= static_cast<double>(b) / sum_of_means;
+  return shape;
+}
+
 Stat summarize(std::vector<double> values) {
   Stat s;
   s.repeats = static_cast<int>(values.size());
@@ -322,6 +342,7 @@ FutexStats futex_pingpong(int cpu_a, int cpu_b, bool batch_policy, const Setting
     bool slept = false;  // receiver: it was asleep in FUTEX_WAIT
   };
   std::vector<double> handoff_reps, wake_reps, handoff_all, wake_all;
+  std::vector<double> wake_rel, latency_rel;  // single hand-offs over their repeat's mean
   long preempted = 0;
   long counted = 0;
   for (int r = 0; r < s.repeats; ++r) {
@@ -389,6 +410,15 @@ FutexStats futex_pingpong(int cpu_a, int cpu_b, bool batch_policy, const Setting
       wake_reps.push_back(trimmed_mean(ws));
       handoff_all.insert(handoff_all.end(), hs.begin(), hs.end());
       wake_all.insert(wake_all.end(), ws.begin(), ws.end());
+      // Relative to this repeat's means: the spread of single hand-offs, not the
+      // drift of the host between repeats (which the repeats' range reports).
+      std::vector<double> ls(hs.size());
+      for (std::size_t i = 0; i < hs.size(); ++i) ls[i] = std::max(0.0, hs[i] - ws[i]);
+      const double wm = trimmed_mean(ws), lm = trimmed_mean(ls);
+      for (std::size_t i = 0; i < hs.size(); ++i) {
+        if (wm > 0) wake_rel.push_back(ws[i] / wm);
+        if (lm > 0) latency_rel.push_back(ls[i] / lm);
+      }
     }
   }
   // The value is the mean over every counted hand-off of every repeat (the slowest 1 %
@@ -404,6 +434,8 @@ FutexStats futex_pingpong(int cpu_a, int cpu_b, bool batch_policy, const Setting
     out.wake_call.median = trimmed_mean(wake_all);
   }
   out.preempted = counted > 0 ? static_cast<double>(preempted) / static_cast<double>(counted) : 0;
+  out.wake_call_shape = shape_of(std::move(wake_rel), 20);
+  out.latency_shape = shape_of(std::move(latency_rel), 20);
   return out;
 }
 

@@ -25,6 +25,10 @@ struct Stat {
 Stat summarize(std::vector<double> values);
 // Mean of the values without the largest 1 % (events another task interrupted).
 double trimmed_mean(std::vector<double> values);
+// The shape of a spread: the values without the largest 1 %, sorted, cut into `bins`
+// runs of (nearly) equal count, each run's mean divided by the mean of the runs'
+// means (so the result's mean is 1). Empty when there are fewer values than bins.
+std::vector<double> shape_of(std::vector<double> values, int bins);
 
 struct Settings {
   bool quick = false;
@@ -72,6 +76,9 @@ struct FutexStats {
   Stat handoff;          // sender's clock before FUTEX_WAKE -> receiver's clock after FUTEX_WAIT
   Stat wake_call;        // duration of the sender's FUTEX_WAKE that woke the receiver
   double preempted = 0;  // share of hand-offs where the receiver ran before the wake returned
+  // How single hand-offs vary around their repeat's mean (shape_of, 20 bins): the
+  // sender's wake call, and the rest of the hand-off (the receiver's latency).
+  std::vector<double> wake_call_shape, latency_shape;
 };
 FutexStats futex_pingpong(int cpu_a, int cpu_b, bool batch_policy, const Settings& s);
 // A futex token ring of k SCHED_BATCH threads pinned to s.cpu: each waits for its

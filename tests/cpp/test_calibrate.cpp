@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "config/machine_config.hpp"
 #include "core/errors.hpp"
@@ -131,6 +132,29 @@ TEST(Calibrate, QuickRunWritesAModelTheLoaderAndTopologyAccept) {
         << src;
   }
 
+  // The spread of cross-CPU wake-ups, where there are two CPUs: 20 bins of the
+  // probe's single hand-offs, increasing, with a mean of 1, taken by the loader.
+  if (m.at("cpus").get<int>() > 1) {
+    const Json& jitter = m.at("wakeup_jitter");
+    EXPECT_NE(jitter.at("source").get<std::string>().find("futex_cross_cpu_handoff"),
+              std::string::npos);
+    for (const char* side : {"waker", "wakee"}) {
+      const Json& bins = jitter.at("value").at(side);
+      ASSERT_EQ(bins.size(), 20u) << side;
+      double sum = 0;
+      for (std::size_t i = 0; i < bins.size(); ++i) {
+        EXPECT_GT(bins[i].get<double>(), 0.0) << side;
+        if (i > 0) {
+          EXPECT_GE(bins[i].get<double>(), bins[i - 1].get<double>()) << side;
+        }
+        sum += bins[i].get<double>();
+      }
+      EXPECT_NEAR(sum / 20, 1.0, 1e-9) << side;
+    }
+    EXPECT_EQ(params.wakeup_jitter_waker.size(), 20u);
+    EXPECT_EQ(params.wakeup_jitter_wakee.size(), 20u);
+  }
+
   // Run to parity and the reschedule IPI: from their probes (or, on one CPU, an
   // assumption), never negative, and taken by the loader.
   {
@@ -202,6 +226,19 @@ TEST(Calibrate, SummaryIsMedianAndRange) {
   EXPECT_DOUBLE_EQ(s.max, 9.0);
   EXPECT_EQ(s.repeats, 4);
   EXPECT_EQ(probes::summarize({}).repeats, 0);
+}
+
+TEST(Calibrate, ShapeIsEqualCountBinsOverTheMeanWithoutTheSlowestPercent) {
+  // 1..100 with 1000 as the slowest 1 %: dropped; 99 values left, mean 50.
+  std::vector<double> v;
+  for (int i = 1; i <= 99; ++i) v.push_back(i);
+  v.push_back(1000);
+  const auto shape = probes::shape_of(v, 3);  // runs 1..33, 34..66, 67..99
+  ASSERT_EQ(shape.size(), 3u);
+  EXPECT_DOUBLE_EQ(shape[0], 17.0 / 50);
+  EXPECT_DOUBLE_EQ(shape[1], 50.0 / 50);
+  EXPECT_DOUBLE_EQ(shape[2], 83.0 / 50);
+  EXPECT_TRUE(probes::shape_of({1, 2}, 3).empty());  // fewer values than bins
 }
 
 }  // namespace

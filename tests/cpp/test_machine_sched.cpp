@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 #include <vector>
 
 #include "machine/scheduler.hpp"
@@ -198,13 +199,13 @@ struct PingPong {
   std::uint64_t switches = 0;
 };
 
-// A wakes B and blocks; B, woken, wakes A and blocks; `rounds` times. The
-// round trip is measured between A's successive wake-ups of B in steady state.
-PingPong ping_pong(int cpu_a, int cpu_b, int cpus) {
-  constexpr int kRounds = 50;
-  const auto params = sched_machine(cpus);
+// A wakes B and blocks; B, woken, wakes A and blocks; `rounds` times. Returns the
+// dates of A's wake-ups of B; `out`, when given, gets the CPU 0 breakdown over them
+// and the voluntary switches.
+std::vector<Tick> ping_pong_dates(const config::MachineParams& params, int cpu_a, int cpu_b,
+                                  int rounds, std::uint64_t seed, PingPong* out) {
   machine::Topology topo(params);
-  Scheduler sched(topo);
+  Scheduler sched(topo, seed);
   machine_test::TaskSet set;
   std::vector<Tick> a_wakes;
   Task* a = nullptr;
@@ -212,9 +213,9 @@ PingPong ping_pong(int cpu_a, int cpu_b, int cpus) {
   b = &set.add(cpu_b, [&](Task& t) {
     sched.start(t);
     sched.block(t);  // wait for the first ping
-    for (int r = 0; r < kRounds; ++r) {
+    for (int r = 0; r < rounds; ++r) {
       sched.wake(t, *a);
-      if (r + 1 < kRounds) sched.block(t);
+      if (r + 1 < rounds) sched.block(t);
     }
     sched.exit(t);
   });
@@ -222,7 +223,7 @@ PingPong ping_pong(int cpu_a, int cpu_b, int cpus) {
     sched.start(t);
     t.idle_until(ns_to_ticks(20000));
     t.sync();  // B has blocked by now
-    for (int r = 0; r < kRounds; ++r) {
+    for (int r = 0; r < rounds; ++r) {
       a_wakes.push_back(t.cursor);
       sched.wake(t, *b);
       sched.block(t);
@@ -230,13 +231,21 @@ PingPong ping_pong(int cpu_a, int cpu_b, int cpus) {
     sched.exit(t);
   });
   set.sim.run();
+  if (out != nullptr) {
+    out->cpu0 = sched.cpu_breakdown(0, a_wakes.back() - a_wakes.front());
+    out->switches = a->voluntary_switches + b->voluntary_switches;
+  }
+  return a_wakes;
+}
+
+// The round trip is measured between A's successive wake-ups of B in steady state.
+PingPong ping_pong(int cpu_a, int cpu_b, int cpus) {
   PingPong out;
+  const auto a_wakes = ping_pong_dates(sched_machine(cpus), cpu_a, cpu_b, 50, 1, &out);
   // Steady state: skip the first rounds (cold runqueue lines).
   out.round_trip = (a_wakes.back() - a_wakes[10]) / static_cast<Tick>(a_wakes.size() - 11);
   EXPECT_EQ((a_wakes.back() - a_wakes[10]) % static_cast<Tick>(a_wakes.size() - 11), 0)
       << "not periodic";
-  out.cpu0 = sched.cpu_breakdown(0, a_wakes.back() - a_wakes.front());
-  out.switches = a->voluntary_switches + b->voluntary_switches;
   return out;
 }
 
@@ -251,6 +260,40 @@ TEST(MachineSchedOracle, PingPongOnTwoCpusCostsTwoWakeupLatencies) {
   const Tick wakeup = m.lat_same_die + m.atomic_rmw + m.wakeup_waker + m.wakeup_latency;
   EXPECT_EQ(r.round_trip, 2 * wakeup);
   EXPECT_EQ(r.switches, 100U);  // B's first wait, then 49 + 50
+}
+
+// wakeup_jitter: each wake-up that kicks an idle CPU draws the waker's cost and the
+// wakee's latency from the tables (multiples of the mean). The round trips then vary,
+// take only the values the tables allow, keep the mean, and repeat with the seed.
+TEST(MachineSched, WakeupJitterDrawsFromTheTablesAndKeepsTheMean) {
+  auto m = sched_machine(2);
+  const Tick fixed = m.lat_same_die + m.atomic_rmw;  // the rq->lock line, never jittered
+  m.wakeup_jitter_waker = {0.5, 1.5};
+  m.wakeup_jitter_wakee = {0.8, 1.0, 1.2};
+  constexpr int kRounds = 4000;
+  const auto dates = ping_pong_dates(m, 0, 1, kRounds, 3, nullptr);
+  std::set<Tick> round_trips;
+  for (std::size_t i = 11; i < dates.size(); ++i) {
+    // One round trip is two wake-ups, each waker x {0.5, 1.5} + wakee x {0.8, 1, 1.2}.
+    round_trips.insert(dates[i] - dates[i - 1]);
+  }
+  std::set<Tick> allowed;
+  std::vector<Tick> one;
+  for (double fw : m.wakeup_jitter_waker)
+    for (double fl : m.wakeup_jitter_wakee)
+      one.push_back(fixed +
+                    static_cast<Tick>(std::llround(static_cast<double>(m.wakeup_waker) * fw)) +
+                    static_cast<Tick>(std::llround(static_cast<double>(m.wakeup_latency) * fl)));
+  for (Tick x : one)
+    for (Tick y : one) allowed.insert(x + y);
+  for (Tick rt : round_trips) EXPECT_TRUE(allowed.count(rt)) << rt;
+  EXPECT_GT(round_trips.size(), 10U);  // it varies (21 sums are possible)
+  const double mean =
+      static_cast<double>(dates.back() - dates[10]) / static_cast<double>(dates.size() - 11);
+  const double expected = 2.0 * static_cast<double>(fixed + m.wakeup_waker + m.wakeup_latency);
+  EXPECT_NEAR(mean / expected, 1.0, 0.02);
+  EXPECT_EQ(ping_pong_dates(m, 0, 1, 200, 3, nullptr), ping_pong_dates(m, 0, 1, 200, 3, nullptr));
+  EXPECT_NE(ping_pong_dates(m, 0, 1, 200, 3, nullptr), ping_pong_dates(m, 0, 1, 200, 4, nullptr));
 }
 
 TEST(MachineSchedOracle, PingPongOnOneCpuCostsTwoContextSwitches) {

@@ -245,5 +245,42 @@ TEST_F(MachineLatencyMatrix, BadSwitchRefillTableIsAnInputErrorNamingTheField) {
   EXPECT_NE(error_of({{"value", {{1, 0}}}, {"source", ""}}).find("source"), std::string::npos);
 }
 
+TEST_F(MachineLatencyMatrix, WakeupJitterLoadsAsMultiplesOfTheMeanOrIsAnInputError) {
+  auto load_with = [&](const Json& jitter) {
+    Json doc = config::load_machine("i3-ivybridge").raw;
+    doc["wakeup_jitter"] = jitter;
+    std::ofstream(path_) << doc.dump(2);
+    return config::load_machine(path_.string());
+  };
+  auto error_of = [&](const Json& jitter) -> std::string {
+    try {
+      load_with(jitter);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  // Rescaled to a mean of exactly 1: {1, 3} -> {0.5, 1.5}.
+  const auto m =
+      load_with({{"value", {{"waker", {1, 3}}, {"wakee", {0.9, 1.1}}}}, {"source", "t"}});
+  EXPECT_EQ(m.wakeup_jitter_waker, (std::vector<double>{0.5, 1.5}));
+  EXPECT_NEAR(m.wakeup_jitter_wakee[0] + m.wakeup_jitter_wakee[1], 2.0, 1e-12);
+  EXPECT_TRUE(config::load_machine("i3-ivybridge").wakeup_jitter_waker.empty());
+  EXPECT_NE(error_of({{"value", {{"waker", {1, 0}}, {"wakee", {1, 1}}}}, {"source", "x"}})
+                .find("wakeup_jitter.value.waker"),
+            std::string::npos);  // not positive
+  EXPECT_NE(
+      error_of({{"value", {{"waker", {1, 1}}}}, {"source", "x"}}).find("wakeup_jitter.value.wakee"),
+      std::string::npos);  // missing
+  EXPECT_NE(
+      error_of({{"value", {{"waker", {1}}, {"wakee", {1, 1}}}}, {"source", "x"}}).find("2 to 1000"),
+      std::string::npos);  // one entry is no spread
+  EXPECT_NE(error_of({{"value", {1, 2}}, {"source", "x"}}).find("wakeup_jitter"),
+            std::string::npos);
+  EXPECT_NE(
+      error_of({{"value", {{"waker", {1, 1}}, {"wakee", {1, 1}}}}, {"source", ""}}).find("source"),
+      std::string::npos);
+}
+
 }  // namespace
 }  // namespace semsim

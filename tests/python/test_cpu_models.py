@@ -172,6 +172,11 @@ def test_every_parameter_has_a_source(model):
             assert value and all(isinstance(d, int) and isinstance(ns, (int, float)) and ns >= 0
                                  for d, ns in value), f"{path.name}{where}"
             assert [d for d, _ in value] == sorted({d for d, _ in value}), f"{path.name}{where}"
+        elif where == "/wakeup_jitter":  # {"waker": [...], "wakee": [...]}, multiples of the mean
+            assert set(value) == {"waker", "wakee"}, f"{path.name}{where}"
+            for side in value.values():
+                assert len(side) >= 2 and all(isinstance(x, (int, float)) and x > 0 for x in side), (
+                    f"{path.name}{where}")
         else:
             assert isinstance(value, (int, float)) and not isinstance(value, bool), f"{path.name}{where}"
         src = p.get("source")
