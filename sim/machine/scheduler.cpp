@@ -212,6 +212,8 @@ void Scheduler::wake(Task& waker, Task& wakee) {
   auto& c = state(target);
   waker.advance_to(c.rq_lock.access(topo_, waker.cpu, Access::Rmw, waker.cursor));  // rq->lock
   const bool kick = c.current == nullptr && target != waker.cpu;
+  ++(target == waker.cpu ? waker.wakes_same_cpu
+                         : (kick ? waker.wakes_remote_idle : waker.wakes_remote_busy));
   waker.charge(kick ? jittered(p.wakeup_waker, p.wakeup_jitter_waker) : no_kick);
   if (c.current == nullptr) {
     // Idle target: an IPI (or the idle loop's polling) then the switch in,

@@ -79,7 +79,10 @@ struct Task {
   std::uint64_t semops = 0;  // completed semop() calls
   std::uint64_t voluntary_switches = 0, involuntary_switches = 0;
   std::uint64_t migrations = 0;  // unpinned: times it was placed on another CPU than it last ran on
-  int lock_depth = 0;            // spinlocks held: never preempted while > 0
+  // Wake-ups this task made of sleeping tasks, by where the wakee went: the waker's
+  // own CPU, another CPU that was running a task, another CPU that was idle (a kick).
+  std::uint64_t wakes_same_cpu = 0, wakes_remote_busy = 0, wakes_remote_idle = 0;
+  int lock_depth = 0;  // spinlocks held: never preempted while > 0
   TaskState state = TaskState::New;
   bool wake_pending = false;  // woken while still running: its next block() returns at once
   bool woken = false;         // queued by a wake-up (not by a preemption): protected when it runs

@@ -8,7 +8,12 @@ using machine::CpuCategory;
 
 std::vector<WindowStats::TaskSnap> WindowStats::snapshot() const {
   std::vector<TaskSnap> out;
-  for (const auto& t : tasks_) out.push_back({t.semops, t.voluntary_switches, t.involuntary_switches, t.time});
+  for (const auto& t : tasks_)
+    out.push_back({t.semops,
+                   t.voluntary_switches,
+                   t.involuntary_switches,
+                   {t.wakes_same_cpu, t.wakes_remote_busy, t.wakes_remote_idle},
+                   t.time});
   return out;
 }
 
@@ -47,30 +52,49 @@ std::string stack_of(machine::Func f, bool global_lock_protocol) {
   const std::string sys = "entry_SYSCALL_64;do_semtimedop";
   const std::string lock_caller = global_lock_protocol ? sys + ";ipc_lock" : sys + ";sem_lock";
   switch (f) {
-    case machine::Func::User: return "[user]";
-    case machine::Func::SyscallEntry: return "entry_SYSCALL_64";
-    case machine::Func::SysSemtimedop: return sys;
-    case machine::Func::IpcObtain: return sys + (global_lock_protocol ? ";ipc_lock" : ";ipc_obtain_object_check");
-    case machine::Func::SemLock: return sys + ";sem_lock";
-    case machine::Func::RawSpinLock: return lock_caller + ";_raw_spin_lock";
-    case machine::Func::PerformAtomic: return sys + ";perform_atomic_semop";
-    case machine::Func::DoSmartUpdate: return sys + ";do_smart_update";
-    case machine::Func::SemUnlock: return sys + ";sem_unlock;_raw_spin_unlock";
-    case machine::Func::Wakeup: return sys + ";wake_up_sem_queue_do;try_to_wake_up";
-    case machine::Func::Schedule: return sys + ";schedule";
-    case machine::Func::RawReadLock: return sys + ";sem_lock;_raw_read_lock";
-    case machine::Func::RawWriteLock: return sys + ";sem_lock;_raw_write_lock";
-    case machine::Func::RawRwUnlock: return sys + ";sem_unlock;_raw_read_unlock";
-    case machine::Func::Count: break;
+    case machine::Func::User:
+      return "[user]";
+    case machine::Func::SyscallEntry:
+      return "entry_SYSCALL_64";
+    case machine::Func::SysSemtimedop:
+      return sys;
+    case machine::Func::IpcObtain:
+      return sys + (global_lock_protocol ? ";ipc_lock" : ";ipc_obtain_object_check");
+    case machine::Func::SemLock:
+      return sys + ";sem_lock";
+    case machine::Func::RawSpinLock:
+      return lock_caller + ";_raw_spin_lock";
+    case machine::Func::PerformAtomic:
+      return sys + ";perform_atomic_semop";
+    case machine::Func::DoSmartUpdate:
+      return sys + ";do_smart_update";
+    case machine::Func::SemUnlock:
+      return sys + ";sem_unlock;_raw_spin_unlock";
+    case machine::Func::Wakeup:
+      return sys + ";wake_up_sem_queue_do;try_to_wake_up";
+    case machine::Func::Schedule:
+      return sys + ";schedule";
+    case machine::Func::RawReadLock:
+      return sys + ";sem_lock;_raw_read_lock";
+    case machine::Func::RawWriteLock:
+      return sys + ";sem_lock;_raw_write_lock";
+    case machine::Func::RawRwUnlock:
+      return sys + ";sem_unlock;_raw_read_unlock";
+    case machine::Func::Count:
+      break;
   }
   return "?";
 }
 
 Json lock_json(const std::string& name, const machine::LockStats& s) {
-  auto per = [&](Tick t) { return s.acquisitions ? ticks_to_ns(t) / static_cast<double>(s.acquisitions) : 0.0; };
+  auto per = [&](Tick t) {
+    return s.acquisitions ? ticks_to_ns(t) / static_cast<double>(s.acquisitions) : 0.0;
+  };
   return {{"lock", name},
           {"acquisitions", s.acquisitions},
-          {"contended_share", s.acquisitions ? static_cast<double>(s.contended) / static_cast<double>(s.acquisitions) : 0.0},
+          {"contended_share",
+           s.acquisitions ? static_cast<double>(s.contended) / static_cast<double>(s.acquisitions)
+                          : 0.0},
           {"wait_ns_per_acquisition", per(s.wait)},
           {"hold_ns_per_acquisition", per(s.hold)}};
 }
@@ -81,6 +105,7 @@ Json WindowStats::to_json() const {
   const double window_s = ticks_to_seconds(stop_ - start_);
   std::vector<std::uint64_t> ops;
   std::uint64_t total = 0, voluntary = 0, involuntary = 0;
+  std::array<std::uint64_t, 3> wakes{};
   std::array<Tick, machine::kFuncCount> by_func{};
   for (std::size_t i = 0; i < at_end_.size(); ++i) {
     const auto& a = at_start_[i];
@@ -89,6 +114,7 @@ Json WindowStats::to_json() const {
     total += b.semops - a.semops;
     voluntary += b.voluntary - a.voluntary;
     involuntary += b.involuntary - a.involuntary;
+    for (std::size_t w = 0; w < wakes.size(); ++w) wakes[w] += b.wakes[w] - a.wakes[w];
     for (std::size_t f = 0; f < by_func.size(); ++f) by_func[f] += b.time[f] - a.time[f];
   }
   std::sort(ops.begin(), ops.end());
@@ -102,8 +128,12 @@ Json WindowStats::to_json() const {
   for (const auto& b : at_end_) simulated += b.semops;
   point["semops_simulated"] = simulated;
   point["window_s"] = window_s;
-  point["per_task_ops"] = {{"min", ops.front()}, {"median", ops[(ops.size() - 1) / 2]}, {"max", ops.back()}};
+  point["per_task_ops"] = {
+      {"min", ops.front()}, {"median", ops[(ops.size() - 1) / 2]}, {"max", ops.back()}};
   point["context_switches"] = {{"voluntary", voluntary}, {"involuntary", involuntary}};
+  // Where wake-ups sent their wakees: what the placement did (unpinned tasks), and
+  // which wake-up costs the window paid.
+  point["wakeups"] = {{"same_cpu", wakes[0]}, {"remote_busy", wakes[1]}, {"remote_idle", wakes[2]}};
 
   // CPU-time breakdown over all CPUs of the window; idle is what is left.
   const double capacity = static_cast<double>(stop_ - start_) * topo_.cpus();
@@ -116,22 +146,26 @@ Json WindowStats::to_json() const {
   }
   Json breakdown;
   for (int c = 0; c < machine::kCategoryCount; ++c)
-    breakdown[machine::category_name(static_cast<CpuCategory>(c))] = capacity > 0 ? cat[static_cast<std::size_t>(c)] / capacity : 0.0;
-  breakdown["idle"] = capacity > 0 ? std::max(0.0, 1.0 - static_cast<double>(busy) / capacity) : 0.0;
+    breakdown[machine::category_name(static_cast<CpuCategory>(c))] =
+        capacity > 0 ? cat[static_cast<std::size_t>(c)] / capacity : 0.0;
+  breakdown["idle"] =
+      capacity > 0 ? std::max(0.0, 1.0 - static_cast<double>(busy) / capacity) : 0.0;
   point["cpu_breakdown"] = breakdown;
 
   // perf-report-like profile: share of busy CPU time per kernel function.
   Json profile = Json::array();
   std::vector<std::pair<Tick, int>> order;
-  for (int f = 0; f < machine::kFuncCount; ++f) order.emplace_back(by_func[static_cast<std::size_t>(f)], f);
+  for (int f = 0; f < machine::kFuncCount; ++f)
+    order.emplace_back(by_func[static_cast<std::size_t>(f)], f);
   std::stable_sort(order.begin(), order.end(), [](auto& x, auto& y) { return x.first > y.first; });
   for (auto [t, f] : order) {
     if (t == 0) continue;
     const auto func = static_cast<machine::Func>(f);
-    profile.push_back({{"function", machine::func_name(func)},
-                       {"stack", stack_of(func, sma_.policy.sem_lock == ipc::LockProtocol::GlobalLock)},
-                       {"cpu_ns", ticks_to_ns(t)},
-                       {"share", busy ? static_cast<double>(t) / static_cast<double>(busy) : 0.0}});
+    profile.push_back(
+        {{"function", machine::func_name(func)},
+         {"stack", stack_of(func, sma_.policy.sem_lock == ipc::LockProtocol::GlobalLock)},
+         {"cpu_ns", ticks_to_ns(t)},
+         {"share", busy ? static_cast<double>(t) / static_cast<double>(busy) : 0.0}});
   }
   point["profile"] = profile;
 
@@ -156,18 +190,23 @@ Json WindowStats::to_json() const {
   // The hottest cache lines by misses, with transfers by distance class.
   auto lines = sma_.lines();
   std::stable_sort(lines.begin(), lines.end(),
-                   [](const machine::CacheLine* a, const machine::CacheLine* b) { return a->stats().misses() > b->stats().misses(); });
+                   [](const machine::CacheLine* a, const machine::CacheLine* b) {
+                     return a->stats().misses() > b->stats().misses();
+                   });
   Json hot = Json::array();
   for (std::size_t i = 0; i < lines.size() && i < 8; ++i) {
     const auto& s = lines[i]->stats();
     if (s.accesses == 0) continue;
     Json transfers;
     for (int d = 1; d < machine::kDistanceClasses; ++d)
-      if (s.transfers[static_cast<std::size_t>(d)]) transfers[machine::distance_name(static_cast<machine::Distance>(d))] = s.transfers[static_cast<std::size_t>(d)];
+      if (s.transfers[static_cast<std::size_t>(d)])
+        transfers[machine::distance_name(static_cast<machine::Distance>(d))] =
+            s.transfers[static_cast<std::size_t>(d)];
     hot.push_back({{"line", lines[i]->name()},
                    {"accesses", s.accesses},
                    {"misses", s.misses()},
-                   {"misses_per_op", total ? static_cast<double>(s.misses()) / static_cast<double>(total) : 0.0},
+                   {"misses_per_op",
+                    total ? static_cast<double>(s.misses()) / static_cast<double>(total) : 0.0},
                    {"queued_ns", ticks_to_ns(s.queued)},
                    {"transfers", transfers.is_null() ? Json::object() : transfers}});
   }

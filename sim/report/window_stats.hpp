@@ -29,6 +29,7 @@ class WindowStats {
  private:
   struct TaskSnap {
     std::uint64_t semops = 0, voluntary = 0, involuntary = 0;
+    std::array<std::uint64_t, 3> wakes{};  // same CPU, remote busy, remote idle
     std::array<Tick, machine::kFuncCount> time{};
   };
   std::vector<TaskSnap> snapshot() const;

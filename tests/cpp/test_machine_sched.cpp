@@ -197,6 +197,7 @@ struct PingPong {
   Tick round_trip = 0;
   machine::CpuBreakdown cpu0;
   std::uint64_t switches = 0;
+  std::uint64_t wakes_same_cpu = 0, wakes_remote_busy = 0, wakes_remote_idle = 0;
 };
 
 // A wakes B and blocks; B, woken, wakes A and blocks; `rounds` times. Returns the
@@ -234,6 +235,9 @@ std::vector<Tick> ping_pong_dates(const config::MachineParams& params, int cpu_a
   if (out != nullptr) {
     out->cpu0 = sched.cpu_breakdown(0, a_wakes.back() - a_wakes.front());
     out->switches = a->voluntary_switches + b->voluntary_switches;
+    out->wakes_same_cpu = a->wakes_same_cpu + b->wakes_same_cpu;
+    out->wakes_remote_busy = a->wakes_remote_busy + b->wakes_remote_busy;
+    out->wakes_remote_idle = a->wakes_remote_idle + b->wakes_remote_idle;
   }
   return a_wakes;
 }
@@ -260,6 +264,9 @@ TEST(MachineSchedOracle, PingPongOnTwoCpusCostsTwoWakeupLatencies) {
   const Tick wakeup = m.lat_same_die + m.atomic_rmw + m.wakeup_waker + m.wakeup_latency;
   EXPECT_EQ(r.round_trip, 2 * wakeup);
   EXPECT_EQ(r.switches, 100U);  // B's first wait, then 49 + 50
+  // Every wake-up kicked the other, idle CPU: 50 pings, 50 pongs.
+  EXPECT_EQ(r.wakes_remote_idle, 100U);
+  EXPECT_EQ(r.wakes_same_cpu + r.wakes_remote_busy, 0U);
 }
 
 // wakeup_jitter: each wake-up that kicks an idle CPU draws the waker's cost and the
@@ -307,6 +314,8 @@ TEST(MachineSchedOracle, PingPongOnOneCpuCostsTwoContextSwitches) {
   const Tick no_kick = m.ipi < m.wakeup_waker ? m.wakeup_waker - m.ipi : m.wakeup_waker;
   const Tick half = m.atomic_rmw + no_kick + m.atomic_rmw + m.context_switch;
   EXPECT_EQ(r.round_trip, 2 * half);
+  EXPECT_EQ(r.wakes_same_cpu, 100U);  // one CPU: every wake-up stays on it
+  EXPECT_EQ(r.wakes_remote_busy + r.wakes_remote_idle, 0U);
   // The CPU is never idle, and two context switches per round trip show in its breakdown.
   EXPECT_NEAR(r.cpu0.idle_share(), 0.0, 0.01);
   const double cs_share =
@@ -553,6 +562,42 @@ int cpu_woken_on(double share) {
 TEST(MachineSched, TheIdleSearchShareDecidesWhetherAWakeeLeavesItsBusyCpu) {
   EXPECT_EQ(cpu_woken_on(1.0), 1);
   EXPECT_EQ(cpu_woken_on(0.0), 0);
+}
+
+// A sleeper pinned to CPU 1, which runs a loop, woken from CPU 0: queued behind the
+// loop, a wake-up of a busy remote CPU (no kick).
+TEST(MachineSched, AWakeupOfASleeperOnABusyRemoteCpuCountsAsRemoteBusy) {
+  const auto params = sched_machine(2);
+  machine::Topology topo(params);
+  Scheduler sched(topo);
+  machine_test::TaskSet set;
+  Task* sleeper = nullptr;
+  bool stop = false;
+  sleeper = &set.add(1, [&](Task& t) {
+    sched.start(t);
+    sched.block(t);
+    stop = true;
+    sched.exit(t);
+  });
+  set.add(1, [&](Task& t) {  // starts once the sleeper blocked; loops on CPU 1
+    sched.start(t);
+    while (!stop) {
+      t.charge(ns_to_ticks(kWorkNs));
+      sched.maybe_preempt(t);
+      t.sync();
+    }
+    sched.exit(t);
+  });
+  Task& waker = set.add(0, [&](Task& t) {
+    sched.start(t);
+    t.idle_until(ns_to_ticks(50000));
+    t.sync();
+    sched.wake(t, *sleeper);
+    sched.exit(t);
+  });
+  set.sim.run();
+  EXPECT_EQ(waker.wakes_remote_busy, 1U);
+  EXPECT_EQ(waker.wakes_same_cpu + waker.wakes_remote_idle, 0U);
 }
 
 TEST(MachineSched, WakingATaskThatHasNotBlockedYetIsNotLost) {

@@ -53,11 +53,33 @@ TEST(Simulate, ResultCarriesThePointFieldsAndProvenance) {
     EXPECT_EQ(p["kernel"], "hysteresis");
     EXPECT_EQ(p["machine"], "i3-ivybridge");
     // ops_per_s is completed semops over the window.
-    EXPECT_NEAR(p["ops_per_s"].get<double>() * p["window_s"].get<double>(), p["ops_total"].get<double>(), 1.0);
+    EXPECT_NEAR(p["ops_per_s"].get<double>() * p["window_s"].get<double>(),
+                p["ops_total"].get<double>(), 1.0);
   }
   EXPECT_EQ(r["points"][0]["threads"], 1);
   EXPECT_TRUE(r["provenance"]["machine_model_hash"].get<std::string>().rfind("fnv1a64:", 0) == 0);
   EXPECT_EQ(r["scenario"]["seed"], 7);
+}
+
+// The wake-up counts: semop-multi never sleeps, so it wakes nobody; a ping-pong
+// pinned to two CPUs wakes the partner on the other, idle CPU at every hand-off.
+TEST(Simulate, WakeupsSayWhereTheWakeesWent) {
+  for (const auto& p : run(base_scenario())["points"]) {
+    EXPECT_EQ(p["wakeups"]["same_cpu"], 0);
+    EXPECT_EQ(p["wakeups"]["remote_busy"], 0);
+    EXPECT_EQ(p["wakeups"]["remote_idle"], 0);
+  }
+  auto doc = base_scenario();
+  doc["workload"] = {{"type", "sem-scalebench"}, {"mode", 2}, {"threads_per_core", 1}};
+  doc["threads"] = 2;
+  doc["duration_ms"] = 2;
+  const auto p = run(doc)["points"][0];
+  const auto kicks = p["wakeups"]["remote_idle"].get<long>();
+  EXPECT_GT(kicks, 10);
+  EXPECT_EQ(p["wakeups"]["same_cpu"], 0);
+  EXPECT_EQ(p["wakeups"]["remote_busy"], 0);
+  // Every sleep in the window ended with such a wake-up (one more or less at its edges).
+  EXPECT_NEAR(static_cast<double>(kicks), p["context_switches"]["voluntary"].get<double>(), 2);
 }
 
 TEST(Simulate, GlobalLockTakesTheArrayLockOnEveryOpAndHysteresisNever) {
@@ -81,7 +103,8 @@ TEST(Simulate, OneThreadPerCpuNeverSpinsWithOwnSemaphores) {
   auto p = run(doc)["points"][0];
   EXPECT_EQ(p["locks"][1]["contended_share"].get<double>(), 0.0);
   // Identical tasks on identical CPUs: equal shares up to the cold misses at the start.
-  const double lo = p["per_task_ops"]["min"].get<double>(), hi = p["per_task_ops"]["max"].get<double>();
+  const double lo = p["per_task_ops"]["min"].get<double>(),
+               hi = p["per_task_ops"]["max"].get<double>();
   EXPECT_LE(hi - lo, 0.01 * hi);
 }
 
