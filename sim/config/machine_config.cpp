@@ -157,6 +157,11 @@ MachineParams parse_machine(const Json& doc, const std::string& where) {
       fail(child_path(path, "wakeup_preemption"), std::string("must be an object ") + shape);
     m.wakeup_preemption = v.get<bool>();
   }
+  if (doc.contains("busy_pull_share")) {
+    m.busy_pull_share = param(doc, path, "busy_pull_share");
+    if (m.busy_pull_share < 0 || m.busy_pull_share > 1)
+      fail(child_path(path, "busy_pull_share") + ".value", "must be between 0 and 1");
+  }
   if (doc.contains("idle_search_share")) {
     m.idle_search_share = param(doc, path, "idle_search_share");
     if (m.idle_search_share < 0 || m.idle_search_share > 1)

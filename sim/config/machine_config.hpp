@@ -47,6 +47,9 @@ struct MachineParams {
   // previous CPU). 1: it always does. Linux 6.0+ limits the search by the LLC's load
   // (SIS_UTIL), which the calibration measures rather than models.
   double idle_search_share = 1.0;
+  // Of the wake-ups whose wakee last ran on another CPU that is busy, with no idle CPU
+  // taken, the share in which the wakee goes to the waker's CPU instead. 0: never.
+  double busy_pull_share = 0.0;
   // Extra cost of a switch-in by reuse distance (how many other switch-ins the CPU
   // did since this task last ran there): {distance, extra}, increasing distance.
   // Empty: none (a task's state is assumed to stay cached).

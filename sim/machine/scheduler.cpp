@@ -169,7 +169,7 @@ void Scheduler::block(Task& task) {
   task.actor->park();  // wake() + dispatch set our cursor and unpark us
 }
 
-int Scheduler::pick_cpu_for_wakeup(const Task& wakee) {
+int Scheduler::pick_cpu_for_wakeup(const Task& waker, const Task& wakee) {
   if (wakee.pinned) return wakee.home_cpu;
   // select_idle_sibling() in spirit: stay where we ran if that CPU is idle,
   // else take the nearest idle CPU, else go back to our own CPU's queue.
@@ -179,11 +179,18 @@ int Scheduler::pick_cpu_for_wakeup(const Task& wakee) {
     if (cpu(c).current != nullptr) continue;
     if (best < 0 || topo_.transfer(wakee.cpu, c) < topo_.transfer(wakee.cpu, best)) best = c;
   }
-  if (best < 0) return wakee.cpu;
-  // The search is not always made (SIS_UTIL): then the wakee queues where it ran.
-  const double share = topo_.params().idle_search_share;
-  if (share < 1.0 && rng_.uniform() >= share) return wakee.cpu;
-  return best;
+  if (best >= 0) {
+    // The search is not always made (SIS_UTIL): then the wakee queues where it ran.
+    const double share = topo_.params().idle_search_share;
+    if (share >= 1.0 || rng_.uniform() < share) return best;
+  }
+  // No idle CPU taken: the wakee queues where it ran, or, in a share of the wake-ups
+  // whose previous CPU is another busy one, on the waker's CPU (busy_pull_share).
+  const double pull = topo_.params().busy_pull_share;
+  if (pull > 0 && waker.cpu != wakee.cpu && cpu(wakee.cpu).current != nullptr &&
+      rng_.uniform() < pull)
+    return waker.cpu;
+  return wakee.cpu;
 }
 
 Tick Scheduler::jittered(Tick mean, const std::vector<double>& shape) {
@@ -208,7 +215,7 @@ void Scheduler::wake(Task& waker, Task& wakee) {
     if (wakee.state == TaskState::Running) wakee.wake_pending = true;
     return;
   }
-  const int target = pick_cpu_for_wakeup(wakee);
+  const int target = pick_cpu_for_wakeup(waker, wakee);
   auto& c = state(target);
   waker.advance_to(c.rq_lock.access(topo_, waker.cpu, Access::Rmw, waker.cursor));  // rq->lock
   const bool kick = c.current == nullptr && target != waker.cpu;

@@ -23,10 +23,14 @@
 //   pinned:   a task only ever runs on home_cpu;
 //   unpinned: at start, the least loaded CPU (running + queued), ties to the
 //             CPU nearest home_cpu, then the lowest id; on wakeup, its own
-//             CPU if idle, else the nearest idle CPU, else its own CPU's run
-//             queue (select_idle_sibling in spirit); a CPU going idle pulls
-//             the most recently queued unpinned task from the longest run
-//             queue (newidle balancing).
+//             CPU if idle, else the nearest idle CPU (in `idle_search_share`
+//             of the wake-ups), else its own CPU's run queue
+//             (select_idle_sibling in spirit), except in `busy_pull_share` of
+//             the wake-ups whose own CPU is another, busy one: then the waker's
+//             CPU (measured on this kind of host, where partners that wake each
+//             other end up on one CPU); a CPU going idle pulls the most
+//             recently queued unpinned task from the longest run queue
+//             (newidle balancing).
 // Simplifications (assumptions, stated not hidden): no periodic load
 // balancing and no migration of a running task; wakeup preemption (when the
 // model says the host does it: `wakeup_preemption`) takes effect at the
@@ -71,7 +75,8 @@ struct CpuState {
 class Scheduler {
  public:
   // `seed` drives the scheduler's random choices: the idle-CPU search
-  // (idle_search_share) and, on its own stream, the wake-up costs (wakeup_jitter).
+  // (idle_search_share), the pull to the waker's CPU (busy_pull_share) and, on its
+  // own stream, the wake-up costs (wakeup_jitter).
   explicit Scheduler(const Topology& topo, std::uint64_t seed = 1);
 
   // First placement: runs now, or waits in the run queue. The caller is the
@@ -111,7 +116,7 @@ class Scheduler {
   // never ran on), and the count that the next distance is measured from.
   Tick switch_in_refill(Task& task, int cpu);
   int place_new(const Task& task) const;
-  int pick_cpu_for_wakeup(const Task& wakee);
+  int pick_cpu_for_wakeup(const Task& waker, const Task& wakee);
   void pull_for_idle(int cpu);
   // `mean` scaled by one draw from `shape` (multiples of the mean; empty: `mean`).
   Tick jittered(Tick mean, const std::vector<double>& shape);

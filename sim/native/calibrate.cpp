@@ -435,6 +435,10 @@ Json calibrate(bool quick, const std::string& name) {
   }
   probes::IdleSearch idle_search;
   if (n > 1) idle_search = probes::futex_ring_idle_search(4, st);
+  // Pairs that outnumber the CPUs: 4 per CPU keep every CPU busy.
+  const int pull_pairs = 4 * n;
+  probes::BusyPull busy_pull;
+  if (n > 1) busy_pull = probes::futex_pairs_busy_pull(pull_pairs, st);
   const probes::ProtectionCurve protection = probes::wakeup_protection(st);
   {
     Json curve = Json::array();
@@ -670,6 +674,20 @@ Json calibrate(bool quick, const std::string& name) {
         param(1.0, n > 1 ? "assumption: the futex_ring_idle_search probe saw too few wake-ups "
                            "(under 100) to measure; the search always finds an idle CPU"
                          : "assumption: one CPU, nothing to search");
+  }
+  if (n > 1 && busy_pull.samples >= 100) {
+    m["busy_pull_share"] = param(
+        busy_pull.pulled_share,
+        fmt::format("calibration probe futex_pairs_busy_pull: {} futex ping-pong pairs of "
+                    "unpinned threads (4 per CPU: the CPUs are busy); of {} wake-ups whose "
+                    "wakee had gone to sleep on another CPU than the waker's, the share after "
+                    "which it ran on the waker's CPU",
+                    pull_pairs, busy_pull.samples));
+  } else {
+    m["busy_pull_share"] = param(
+        0.0, n > 1 ? "assumption: the futex_pairs_busy_pull probe saw too few wake-ups (under "
+                     "100) to measure; a wakee stays with its busy previous CPU"
+                   : "assumption: one CPU, nowhere to pull from");
   }
   if (n > 1 && !cross.wake_call_shape.empty() && !cross.latency_shape.empty()) {
     m["wakeup_jitter"] = {

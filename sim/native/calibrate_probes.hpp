@@ -99,6 +99,15 @@ struct IdleSearch {
   long samples = 0;
 };
 IdleSearch futex_ring_idle_search(int k, const Settings& s);
+// `pairs` futex ping-pong pairs of unpinned threads (more threads than CPUs, so the
+// CPUs are busy). Of the wake-ups whose wakee had gone to sleep on another CPU than
+// the waker's, the share after which the wakee ran on the waker's CPU: how often a
+// wake-up pulls a task away from its busy previous CPU. `samples`: such wake-ups seen.
+struct BusyPull {
+  double pulled_share = 0;
+  long samples = 0;
+};
+BusyPull futex_pairs_busy_pull(int pairs, const Settings& s);
 // Run to parity: a thread pinned to s.cpu sleeps on a timer (so its run begins with a
 // wake-up), runs `run` ns, then FUTEX_WAKEs a sleeper pinned to the same CPU. For each
 // run length of protection_run_lengths(), the share of rounds in which the sleeper ran

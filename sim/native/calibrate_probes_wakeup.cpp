@@ -136,6 +136,63 @@ RemoteWake futex_wake_busy_remote(int cpu_a, int cpu_b, const Settings& s) {
   return out;
 }
 
+BusyPull futex_pairs_busy_pull(int pairs, const Settings& s) {
+  const std::int64_t run_ns = s.quick ? 40'000'000 : 150'000'000;  // per repeat
+  const int n = 2 * pairs;
+  long samples = 0;
+  long pulled = 0;
+  for (int r = 0; r < s.repeats; ++r) {
+    std::vector<RingTurn> turns(static_cast<std::size_t>(n));
+    std::vector<std::atomic<int>> poster_cpu(static_cast<std::size_t>(n));  // per thread
+    for (auto& c : poster_cpu) c.store(-1);
+    std::atomic<bool> stop{false};
+    std::atomic<long> seen{0}, moved{0};
+    std::vector<std::thread> threads;
+    for (int i = 0; i < n; ++i) {
+      threads.emplace_back([&, i] {
+        // Pair p is the token ring of threads 2p and 2p + 1 (members 0 and 1).
+        TokenRing ring(&turns[static_cast<std::size_t>(i & ~1)], 2, false);
+        const int me = i & 1;
+        const auto partner = static_cast<std::size_t>(i ^ 1);
+        long mine = 0, mine_moved = 0;
+        for (;;) {
+          const int before = sched_getcpu();
+          // Only waits that sleep end with a wake-up (a token already there does not).
+          const bool sleeps =
+              turns[static_cast<std::size_t>(i)].word.load(std::memory_order_acquire) == 0;
+          ring.wait_turn(me);
+          const int after = sched_getcpu();
+          const int waker = poster_cpu[static_cast<std::size_t>(i)].load(std::memory_order_relaxed);
+          if (sleeps && waker >= 0 && before != waker) {
+            ++mine;
+            if (after == waker) ++mine_moved;
+          }
+          const bool done = stop.load(std::memory_order_relaxed);
+          poster_cpu[partner].store(after, std::memory_order_relaxed);
+          ring.pass(me);
+          if (done) break;
+        }
+        seen.fetch_add(mine);
+        moved.fetch_add(mine_moved);
+      });
+    }
+    for (int p = 0; p < pairs; ++p) {
+      TokenRing ring(&turns[static_cast<std::size_t>(2 * p)], 2, false);
+      ring.start();
+    }
+    const std::int64_t end = monotonic_ns() + run_ns;
+    while (monotonic_ns() < end) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    stop.store(true);
+    for (auto& t : threads) t.join();
+    samples += seen.load();
+    pulled += moved.load();
+  }
+  BusyPull out;
+  out.samples = samples;
+  out.pulled_share = samples > 0 ? static_cast<double>(pulled) / static_cast<double>(samples) : 0;
+  return out;
+}
+
 Stat futex_ring_processes(int k, const Settings& s) {
   const long handoffs = s.quick ? 3000 : 20000;  // per repeat
   struct Shared {

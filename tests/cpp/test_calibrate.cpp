@@ -132,6 +132,17 @@ TEST(Calibrate, QuickRunWritesAModelTheLoaderAndTopologyAccept) {
         << src;
   }
 
+  {
+    const double share = m.at("busy_pull_share").at("value");
+    EXPECT_GE(share, 0.0);
+    EXPECT_LE(share, 1.0);
+    EXPECT_EQ(params.busy_pull_share, share);
+    const std::string src = m.at("busy_pull_share").at("source");
+    EXPECT_TRUE(src.find("futex_pairs_busy_pull") != std::string::npos ||
+                src.rfind("assumption: ", 0) == 0)
+        << src;
+  }
+
   // The spread of cross-CPU wake-ups, where there are two CPUs: 20 bins of the
   // probe's single hand-offs, increasing, with a mean of 1, taken by the loader.
   if (m.at("cpus").get<int>() > 1) {

@@ -600,6 +600,59 @@ TEST(MachineSched, AWakeupOfASleeperOnABusyRemoteCpuCountsAsRemoteBusy) {
   EXPECT_EQ(waker.wakes_same_cpu + waker.wakes_remote_idle, 0U);
 }
 
+// busy_pull_share: a sleeper that last ran on CPU 1, busy with a loop, is woken from
+// CPU 0 (busy with the waker): no CPU is idle. Share 0: it queues on CPU 1 behind the
+// loop. Share 1: it goes to the waker's CPU 0. A pinned sleeper never moves.
+int cpu_pulled_to(double share, bool pinned) {
+  auto params = sched_machine(2);
+  params.busy_pull_share = share;
+  machine::Topology topo(params);
+  Scheduler sched(topo, 5);
+  machine_test::TaskSet set;
+  Task* sleeper = nullptr;
+  int ran_on = -1;
+  bool stop = false;
+  sleeper = &set.add(
+      1,
+      [&](Task& t) {
+        sched.start(t);
+        sched.block(t);
+        ran_on = t.cpu;
+        stop = true;
+        sched.exit(t);
+      },
+      pinned);
+  set.add(1, [&](Task& t) {  // pinned to CPU 1: runs there once the sleeper blocked
+    sched.start(t);
+    while (!stop) {
+      t.charge(ns_to_ticks(kWorkNs));
+      sched.maybe_preempt(t);
+      t.sync();
+    }
+    sched.exit(t);
+  });
+  set.add(0, [&](Task& t) {  // pinned to CPU 0: wakes the sleeper, then keeps its CPU busy
+    sched.start(t);
+    t.idle_until(ns_to_ticks(50000));
+    t.sync();
+    sched.wake(t, *sleeper);
+    while (!stop) {
+      t.charge(ns_to_ticks(kWorkNs));
+      sched.maybe_preempt(t);
+      t.sync();
+    }
+    sched.exit(t);
+  });
+  set.sim.run();
+  return ran_on;
+}
+
+TEST(MachineSched, TheBusyPullShareDecidesWhetherAWakeeJoinsTheWakersCpu) {
+  EXPECT_EQ(cpu_pulled_to(0.0, false), 1);
+  EXPECT_EQ(cpu_pulled_to(1.0, false), 0);
+  EXPECT_EQ(cpu_pulled_to(1.0, true), 1);
+}
+
 TEST(MachineSched, WakingATaskThatHasNotBlockedYetIsNotLost) {
   const auto params = sched_machine(2);
   machine::Topology topo(params);

@@ -245,6 +245,24 @@ TEST_F(MachineLatencyMatrix, BadSwitchRefillTableIsAnInputErrorNamingTheField) {
   EXPECT_NE(error_of({{"value", {{1, 0}}}, {"source", ""}}).find("source"), std::string::npos);
 }
 
+TEST_F(MachineLatencyMatrix, BusyPullShareIsAShareOrAnInputErrorNamingTheField) {
+  auto load_with = [&](const Json& share) {
+    Json doc = config::load_machine("i3-ivybridge").raw;
+    doc["busy_pull_share"] = share;
+    std::ofstream(path_) << doc.dump(2);
+    return config::load_machine(path_.string());
+  };
+  EXPECT_EQ(load_with({{"value", 0.25}, {"source", "t"}}).busy_pull_share, 0.25);
+  EXPECT_EQ(config::load_machine("i3-ivybridge").busy_pull_share, 0.0);
+  try {
+    load_with({{"value", 1.5}, {"source", "t"}});
+    ADD_FAILURE() << "1.5 accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("busy_pull_share.value"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("between 0 and 1"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(MachineLatencyMatrix, WakeupJitterLoadsAsMultiplesOfTheMeanOrIsAnInputError) {
   auto load_with = [&](const Json& jitter) {
     Json doc = config::load_machine("i3-ivybridge").raw;
