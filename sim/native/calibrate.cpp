@@ -661,34 +661,35 @@ Json calibrate(bool quick, const std::string& name) {
   const bool preempts = same_normal.preempted > 0.5;
   add_wakeup_preemption_costs(costs, preempts, protection, remote, n);
   m["costs_ns"] = costs;
-  if (n > 1 && idle_search.samples >= 100) {
-    m["idle_search_share"] = param(
-        idle_search.found_share,
-        fmt::format("calibration probe futex_ring_idle_search: a futex token ring of 4 unpinned "
-                    "threads (one runs at a time, so a CPU is idle); of {} wake-ups whose wakee "
-                    "had last run on the waker's (busy) CPU, the share after which it ran on "
-                    "another CPU",
-                    idle_search.samples));
-  } else {
-    m["idle_search_share"] =
-        param(1.0, n > 1 ? "assumption: the futex_ring_idle_search probe saw too few wake-ups "
-                           "(under 100) to measure; the search always finds an idle CPU"
-                         : "assumption: one CPU, nothing to search");
-  }
-  if (n > 1 && busy_pull.samples >= 100) {
-    m["busy_pull_share"] = param(
-        busy_pull.pulled_share,
-        fmt::format("calibration probe futex_pairs_busy_pull: {} futex ping-pong pairs of "
-                    "unpinned threads (4 per CPU: the CPUs are busy); of {} wake-ups whose "
-                    "wakee had gone to sleep on another CPU than the waker's, the share after "
-                    "which it ran on the waker's CPU",
-                    pull_pairs, busy_pull.samples));
-  } else {
-    m["busy_pull_share"] = param(
-        0.0, n > 1 ? "assumption: the futex_pairs_busy_pull probe saw too few wake-ups (under "
-                     "100) to measure; a wakee stays with its busy previous CPU"
-                   : "assumption: one CPU, nowhere to pull from");
-  }
+  // A share the probes count events for: measured where there are two CPUs and the
+  // probe saw 100 such events, else the assumption given.
+  auto counted_share = [n](long samples, double share, const std::string& source, double assumed,
+                           const char* too_few, const char* one_cpu) {
+    if (n > 1 && samples >= 100) return param(share, source);
+    return param(assumed, std::string("assumption: ") + (n > 1 ? too_few : one_cpu));
+  };
+  m["idle_search_share"] = counted_share(
+      idle_search.samples, idle_search.found_share,
+      fmt::format("calibration probe futex_ring_idle_search: a futex token ring of 4 unpinned "
+                  "threads (one runs at a time, so a CPU is idle); of {} wake-ups whose wakee "
+                  "had last run on the waker's (busy) CPU, the share after which it ran on "
+                  "another CPU",
+                  idle_search.samples),
+      1.0,
+      "the futex_ring_idle_search probe saw too few wake-ups (under 100) to measure; the "
+      "search always finds an idle CPU",
+      "one CPU, nothing to search");
+  m["busy_pull_share"] = counted_share(
+      busy_pull.samples, busy_pull.pulled_share,
+      fmt::format("calibration probe futex_pairs_busy_pull: {} futex ping-pong pairs of "
+                  "unpinned threads (4 per CPU: the CPUs are busy); of {} wake-ups whose "
+                  "wakee had gone to sleep on another CPU than the waker's, the share after "
+                  "which it ran on the waker's CPU",
+                  pull_pairs, busy_pull.samples),
+      0.0,
+      "the futex_pairs_busy_pull probe saw too few wake-ups (under 100) to measure; a "
+      "wakee stays with its busy previous CPU",
+      "one CPU, nowhere to pull from");
   if (n > 1 && !cross.wake_call_shape.empty() && !cross.latency_shape.empty()) {
     m["wakeup_jitter"] = {
         {"value", {{"waker", cross.wake_call_shape}, {"wakee", cross.latency_shape}}},

@@ -497,10 +497,7 @@ IdleSearch futex_ring_idle_search(int k, const Settings& s) {
       });
     }
     ring.start();
-    const std::int64_t end = monotonic_ns() + run_ns;
-    while (monotonic_ns() < end) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    stop.store(true);
-    for (auto& t : threads) t.join();
+    run_for_then_stop(run_ns, stop, threads);
     same_prev += seen.load();
     moved += left.load();
   }

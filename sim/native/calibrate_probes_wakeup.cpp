@@ -180,10 +180,7 @@ BusyPull futex_pairs_busy_pull(int pairs, const Settings& s) {
       TokenRing ring(&turns[static_cast<std::size_t>(2 * p)], 2, false);
       ring.start();
     }
-    const std::int64_t end = monotonic_ns() + run_ns;
-    while (monotonic_ns() < end) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    stop.store(true);
-    for (auto& t : threads) t.join();
+    run_for_then_stop(run_ns, stop, threads);
     samples += seen.load();
     pulled += moved.load();
   }

@@ -8,7 +8,10 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <thread>
+#include <vector>
 
 #include "native/run_support.hpp"
 
@@ -56,6 +59,15 @@ class TokenRing {
   int k_;
   bool shared_;
 };
+
+// Lets `threads` run for `run_ns`, then raises `stop` and joins them.
+inline void run_for_then_stop(std::int64_t run_ns, std::atomic<bool>& stop,
+                              std::vector<std::thread>& threads) {
+  const std::int64_t end = detail::monotonic_ns() + run_ns;
+  while (detail::monotonic_ns() < end) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  stop.store(true);
+  for (auto& t : threads) t.join();
+}
 
 // The clock of a timed ring: hand-offs left, and the times of the first and last.
 struct RingClock {

@@ -564,87 +564,71 @@ TEST(MachineSched, TheIdleSearchShareDecidesWhetherAWakeeLeavesItsBusyCpu) {
   EXPECT_EQ(cpu_woken_on(0.0), 0);
 }
 
-// A sleeper pinned to CPU 1, which runs a loop, woken from CPU 0: queued behind the
-// loop, a wake-up of a busy remote CPU (no kick).
-TEST(MachineSched, AWakeupOfASleeperOnABusyRemoteCpuCountsAsRemoteBusy) {
-  const auto params = sched_machine(2);
-  machine::Topology topo(params);
-  Scheduler sched(topo);
-  machine_test::TaskSet set;
-  Task* sleeper = nullptr;
-  bool stop = false;
-  sleeper = &set.add(1, [&](Task& t) {
-    sched.start(t);
-    sched.block(t);
-    stop = true;
-    sched.exit(t);
-  });
-  set.add(1, [&](Task& t) {  // starts once the sleeper blocked; loops on CPU 1
-    sched.start(t);
-    while (!stop) {
-      t.charge(ns_to_ticks(kWorkNs));
-      sched.maybe_preempt(t);
-      t.sync();
-    }
-    sched.exit(t);
-  });
-  Task& waker = set.add(0, [&](Task& t) {
-    sched.start(t);
-    t.idle_until(ns_to_ticks(50000));
+// Work items on the task's CPU, preemptible between them, until `stop`.
+void loop_until(Scheduler& sched, Task& t, const bool& stop) {
+  while (!stop) {
+    t.charge(ns_to_ticks(kWorkNs));
+    sched.maybe_preempt(t);
     t.sync();
-    sched.wake(t, *sleeper);
-    sched.exit(t);
-  });
-  set.sim.run();
-  EXPECT_EQ(waker.wakes_remote_busy, 1U);
-  EXPECT_EQ(waker.wakes_same_cpu + waker.wakes_remote_idle, 0U);
+  }
 }
 
-// busy_pull_share: a sleeper that last ran on CPU 1, busy with a loop, is woken from
-// CPU 0 (busy with the waker): no CPU is idle. Share 0: it queues on CPU 1 behind the
-// loop. Share 1: it goes to the waker's CPU 0. A pinned sleeper never moves.
-int cpu_pulled_to(double share, bool pinned) {
-  auto params = sched_machine(2);
-  params.busy_pull_share = share;
+// A sleeper that last ran on CPU 1, where a loop runs, is woken at 50 us by a task on
+// CPU 0 that keeps CPU 0 busy afterwards: no CPU is idle at the wake-up.
+struct BusyWake {
+  int ran_on = -1;  // where the sleeper ran after the wake-up
+  std::uint64_t same_cpu = 0, remote_busy = 0, remote_idle = 0;  // the waker's counts
+};
+BusyWake wake_with_both_cpus_busy(const config::MachineParams& params, bool sleeper_pinned) {
   machine::Topology topo(params);
   Scheduler sched(topo, 5);
   machine_test::TaskSet set;
-  Task* sleeper = nullptr;
-  int ran_on = -1;
+  BusyWake out;
   bool stop = false;
-  sleeper = &set.add(
+  Task& sleeper = set.add(
       1,
       [&](Task& t) {
         sched.start(t);
         sched.block(t);
-        ran_on = t.cpu;
+        out.ran_on = t.cpu;
         stop = true;
         sched.exit(t);
       },
-      pinned);
+      sleeper_pinned);
   set.add(1, [&](Task& t) {  // pinned to CPU 1: runs there once the sleeper blocked
     sched.start(t);
-    while (!stop) {
-      t.charge(ns_to_ticks(kWorkNs));
-      sched.maybe_preempt(t);
-      t.sync();
-    }
+    loop_until(sched, t, stop);
     sched.exit(t);
   });
-  set.add(0, [&](Task& t) {  // pinned to CPU 0: wakes the sleeper, then keeps its CPU busy
+  Task& waker = set.add(0, [&](Task& t) {  // pinned to CPU 0
     sched.start(t);
     t.idle_until(ns_to_ticks(50000));
     t.sync();
-    sched.wake(t, *sleeper);
-    while (!stop) {
-      t.charge(ns_to_ticks(kWorkNs));
-      sched.maybe_preempt(t);
-      t.sync();
-    }
+    sched.wake(t, sleeper);
+    loop_until(sched, t, stop);
     sched.exit(t);
   });
   set.sim.run();
-  return ran_on;
+  out.same_cpu = waker.wakes_same_cpu;
+  out.remote_busy = waker.wakes_remote_busy;
+  out.remote_idle = waker.wakes_remote_idle;
+  return out;
+}
+
+// The sleeper queues behind the loop on CPU 1: a wake-up of a busy remote CPU (no kick).
+TEST(MachineSched, AWakeupOfASleeperOnABusyRemoteCpuCountsAsRemoteBusy) {
+  const auto r = wake_with_both_cpus_busy(sched_machine(2), true);
+  EXPECT_EQ(r.ran_on, 1);
+  EXPECT_EQ(r.remote_busy, 1U);
+  EXPECT_EQ(r.same_cpu + r.remote_idle, 0U);
+}
+
+// busy_pull_share. Share 0: the sleeper queues on CPU 1 behind the loop. Share 1: it
+// goes to the waker's CPU 0. A pinned sleeper never moves.
+int cpu_pulled_to(double share, bool pinned) {
+  auto params = sched_machine(2);
+  params.busy_pull_share = share;
+  return wake_with_both_cpus_busy(params, pinned).ran_on;
 }
 
 TEST(MachineSched, TheBusyPullShareDecidesWhetherAWakeeJoinsTheWakersCpu) {
