@@ -11,6 +11,8 @@ and COMPAREDIR's own predictions are shown as "before".
 """
 import json, pathlib, statistics, sys
 
+from semsim.compare import UNSTABLE_SPREAD
+
 
 def load(d):
     rows = {}
@@ -49,9 +51,6 @@ def _busy(p):
     """The measured point's foreign_cpu_share (other processes' share of the CPUs), if recorded."""
     f = p.get("foreign_cpu_share")
     return "-" if f is None else f"{f:.2f}"
-
-
-UNSTABLE_SPREAD = 2.0  # as semsim.compare.UNSTABLE_SPREAD
 
 
 def _unstable(p):

@@ -157,16 +157,14 @@ MachineParams parse_machine(const Json& doc, const std::string& where) {
       fail(child_path(path, "wakeup_preemption"), std::string("must be an object ") + shape);
     m.wakeup_preemption = v.get<bool>();
   }
-  if (doc.contains("busy_pull_share")) {
-    m.busy_pull_share = param(doc, path, "busy_pull_share");
-    if (m.busy_pull_share < 0 || m.busy_pull_share > 1)
-      fail(child_path(path, "busy_pull_share") + ".value", "must be between 0 and 1");
-  }
-  if (doc.contains("idle_search_share")) {
-    m.idle_search_share = param(doc, path, "idle_search_share");
-    if (m.idle_search_share < 0 || m.idle_search_share > 1)
-      fail(child_path(path, "idle_search_share") + ".value", "must be between 0 and 1");
-  }
+  // Optional shares of wake-ups (absent: the default in MachineParams).
+  auto share = [&](const char* key, double& out) {
+    if (!doc.contains(key)) return;
+    out = param(doc, path, key);
+    if (out < 0 || out > 1) fail(child_path(path, key) + ".value", "must be between 0 and 1");
+  };
+  share("busy_pull_share", m.busy_pull_share);
+  share("idle_search_share", m.idle_search_share);
   // Optional refill tables: [[reuse distance, ns], ...].
   auto refill_table = [&](const char* key, std::vector<std::pair<std::int64_t, Tick>>& out) {
     if (!doc.contains(key)) return;

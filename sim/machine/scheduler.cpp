@@ -227,8 +227,8 @@ void Scheduler::wake(Task& waker, Task& wakee) {
     // all in wakeup_latency; a CPU still switching out finishes that first.
     run_on(wakee, target);
     const Tick cs = p.context_switch;
-    const Tick latency =
-        kick ? jittered(p.wakeup_latency, p.wakeup_jitter_wakee) : p.wakeup_latency;
+    // (An idle target is never the waker's CPU, where the waker runs: this is a kick.)
+    const Tick latency = jittered(p.wakeup_latency, p.wakeup_jitter_wakee);
     wakee.idle_until(std::max(waker.cursor + latency, c.free_at + (cs - cs / 2)));
     {
       InFunc refill(wakee, Func::Schedule);

@@ -433,11 +433,11 @@ Json calibrate(bool quick, const std::string& name) {
     const std::string key = "futex_ring_processes_" + std::to_string(k);
     process_rings.emplace_back(k, record(key.c_str(), probes::futex_ring_processes(k, st)));
   }
-  probes::IdleSearch idle_search;
+  probes::CountedShare idle_search;
   if (n > 1) idle_search = probes::futex_ring_idle_search(4, st);
   // Pairs that outnumber the CPUs: 4 per CPU keep every CPU busy.
   const int pull_pairs = 4 * n;
-  probes::BusyPull busy_pull;
+  probes::CountedShare busy_pull;
   if (n > 1) busy_pull = probes::futex_pairs_busy_pull(pull_pairs, st);
   const probes::ProtectionCurve protection = probes::wakeup_protection(st);
   {
@@ -663,13 +663,13 @@ Json calibrate(bool quick, const std::string& name) {
   m["costs_ns"] = costs;
   // A share the probes count events for: measured where there are two CPUs and the
   // probe saw 100 such events, else the assumption given.
-  auto counted_share = [n](long samples, double share, const std::string& source, double assumed,
-                           const char* too_few, const char* one_cpu) {
-    if (n > 1 && samples >= 100) return param(share, source);
+  auto counted_share = [n](const probes::CountedShare& counted, const std::string& source,
+                           double assumed, const char* too_few, const char* one_cpu) {
+    if (n > 1 && counted.samples >= 100) return param(counted.share(), source);
     return param(assumed, std::string("assumption: ") + (n > 1 ? too_few : one_cpu));
   };
   m["idle_search_share"] = counted_share(
-      idle_search.samples, idle_search.found_share,
+      idle_search,
       fmt::format("calibration probe futex_ring_idle_search: a futex token ring of 4 unpinned "
                   "threads (one runs at a time, so a CPU is idle); of {} wake-ups whose wakee "
                   "had last run on the waker's (busy) CPU, the share after which it ran on "
@@ -680,7 +680,7 @@ Json calibrate(bool quick, const std::string& name) {
       "search always finds an idle CPU",
       "one CPU, nothing to search");
   m["busy_pull_share"] = counted_share(
-      busy_pull.samples, busy_pull.pulled_share,
+      busy_pull,
       fmt::format("calibration probe futex_pairs_busy_pull: {} futex ping-pong pairs of "
                   "unpinned threads (4 per CPU: the CPUs are busy); of {} wake-ups whose "
                   "wakee had gone to sleep on another CPU than the waker's, the share after "

@@ -465,10 +465,9 @@ Stat futex_ring_one_cpu(int k, const Settings& s) {
   return summarize(reps);
 }
 
-IdleSearch futex_ring_idle_search(int k, const Settings& s) {
+CountedShare futex_ring_idle_search(int k, const Settings& s) {
   const std::int64_t run_ns = s.quick ? 40'000'000 : 100'000'000;  // per repeat
-  long same_prev = 0;
-  long moved = 0;
+  CountedShare out;
   for (int r = 0; r < s.repeats; ++r) {
     std::vector<RingTurn> turns(static_cast<std::size_t>(k));
     TokenRing ring(turns.data(), k, false);
@@ -498,13 +497,9 @@ IdleSearch futex_ring_idle_search(int k, const Settings& s) {
     }
     ring.start();
     run_for_then_stop(run_ns, stop, threads);
-    same_prev += seen.load();
-    moved += left.load();
+    out.samples += seen.load();
+    out.hits += left.load();
   }
-  IdleSearch out;
-  out.samples = same_prev;
-  out.found_share =
-      same_prev > 0 ? static_cast<double>(moved) / static_cast<double>(same_prev) : 1.0;
   return out;
 }
 

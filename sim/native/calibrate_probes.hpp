@@ -90,24 +90,25 @@ Stat futex_ring_one_cpu(int k, const Settings& s);
 // The same ring of k forked processes (each its own address space) pinned to s.cpu:
 // every hand-off also switches page tables (and what the TLB held).
 Stat futex_ring_processes(int k, const Settings& s);
+// Wake-ups of one kind a placement probe saw (`samples`), and how many of them did
+// what it looks for (`hits`).
+struct CountedShare {
+  long samples = 0;
+  long hits = 0;
+  double share() const {
+    return samples > 0 ? static_cast<double>(hits) / static_cast<double>(samples) : 0;
+  }
+};
 // A futex token ring of k unpinned threads (the scheduler places them; one runs at a
 // time). Of the wake-ups whose wakee last ran on the waker's CPU (busy: the waker
-// runs there), the share after which the wakee ran on another CPU: how often the
-// wake-up's search for an idle CPU found one. `samples`: such wake-ups seen.
-struct IdleSearch {
-  double found_share = 1;
-  long samples = 0;
-};
-IdleSearch futex_ring_idle_search(int k, const Settings& s);
+// runs there), those after which the wakee ran on another CPU: how often the
+// wake-up's search for an idle CPU found one.
+CountedShare futex_ring_idle_search(int k, const Settings& s);
 // `pairs` futex ping-pong pairs of unpinned threads (more threads than CPUs, so the
 // CPUs are busy). Of the wake-ups whose wakee had gone to sleep on another CPU than
-// the waker's, the share after which the wakee ran on the waker's CPU: how often a
-// wake-up pulls a task away from its busy previous CPU. `samples`: such wake-ups seen.
-struct BusyPull {
-  double pulled_share = 0;
-  long samples = 0;
-};
-BusyPull futex_pairs_busy_pull(int pairs, const Settings& s);
+// the waker's, those after which the wakee ran on the waker's CPU: how often a
+// wake-up pulls a task away from its busy previous CPU.
+CountedShare futex_pairs_busy_pull(int pairs, const Settings& s);
 // Run to parity: a thread pinned to s.cpu sleeps on a timer (so its run begins with a
 // wake-up), runs `run` ns, then FUTEX_WAKEs a sleeper pinned to the same CPU. For each
 // run length of protection_run_lengths(), the share of rounds in which the sleeper ran

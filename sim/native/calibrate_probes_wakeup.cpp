@@ -136,11 +136,10 @@ RemoteWake futex_wake_busy_remote(int cpu_a, int cpu_b, const Settings& s) {
   return out;
 }
 
-BusyPull futex_pairs_busy_pull(int pairs, const Settings& s) {
+CountedShare futex_pairs_busy_pull(int pairs, const Settings& s) {
   const std::int64_t run_ns = s.quick ? 40'000'000 : 150'000'000;  // per repeat
   const int n = 2 * pairs;
-  long samples = 0;
-  long pulled = 0;
+  CountedShare out;
   for (int r = 0; r < s.repeats; ++r) {
     std::vector<RingTurn> turns(static_cast<std::size_t>(n));
     std::vector<std::atomic<int>> poster_cpu(static_cast<std::size_t>(n));  // per thread
@@ -181,12 +180,9 @@ BusyPull futex_pairs_busy_pull(int pairs, const Settings& s) {
       ring.start();
     }
     run_for_then_stop(run_ns, stop, threads);
-    samples += seen.load();
-    pulled += moved.load();
+    out.samples += seen.load();
+    out.hits += moved.load();
   }
-  BusyPull out;
-  out.samples = samples;
-  out.pulled_share = samples > 0 ? static_cast<double>(pulled) / static_cast<double>(samples) : 0;
   return out;
 }
 
