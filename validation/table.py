@@ -38,7 +38,9 @@ def load_sim(simdir, comparedir):
             rows[(name, sp["threads"])] = {
                 "predicted_ops_per_s": pred, "measured_ops_per_s": mm,
                 "measured_min_ops_per_s": lo, "measured_max_ops_per_s": hi,
-                "error_pct": (pred - mm) / mm * 100.0, "exceeds_spread": pred < lo or pred > hi}
+                "error_pct": (pred - mm) / mm * 100.0, "exceeds_spread": pred < lo or pred > hi,
+                # What the measurement says of the host, whoever predicted it.
+                **{k: m[k] for k in ("foreign_cpu_share", "host_busy", "host_drifted") if k in m}}
     # Scenarios not re-simulated keep their compare run's prediction, marked.
     simulated = {n for n, _ in rows}
     for (name, t), m in meas.items():
