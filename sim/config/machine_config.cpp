@@ -209,6 +209,27 @@ MachineParams parse_machine(const Json& doc, const std::string& where) {
     shape_table("waker", m.wakeup_jitter_waker);
     shape_table("wakee", m.wakeup_jitter_wakee);
   }
+  if (doc.contains("os_noise")) {
+    const std::string here = child_path(path, "os_noise");
+    const std::string shape =
+        R"({"value": {"per_s": interruptions per second >= 0, "durations_ns": [ns, ...] with 1 )"
+        R"(to 1000 positive numbers}, "source": "where it comes from"})";
+    const Json& v = sourced_value(doc, path, "os_noise", shape.c_str());
+    if (!v.is_object()) fail(here, "must be an object " + shape);
+    if (!v.contains("per_s") || !v["per_s"].is_number() || !(v["per_s"].get<double>() >= 0) ||
+        v["per_s"].get<double>() > 1e6)
+      fail(here + ".value.per_s", "must be a number of interruptions per second, 0 to 1000000");
+    m.noise_per_s = v["per_s"].get<double>();
+    const Json* d = v.contains("durations_ns") ? &v["durations_ns"] : nullptr;
+    if (d == nullptr || !d->is_array() || d->empty() || d->size() > 1000)
+      fail(here + ".value.durations_ns", "must be a list of 1 to 1000 durations in ns, each > 0");
+    for (const Json& x : *d) {
+      if (!x.is_number() || !(x.get<double>() > 0) || x.get<double>() > 1e9)
+        fail(here + ".value.durations_ns",
+             "must be a list of 1 to 1000 durations in ns, each > 0 and at most 1 s");
+      m.noise_durations.push_back(ns_to_ticks(x.get<double>()));
+    }
+  }
   if (m.time_slice <= 0) fail(cp + ".time_slice", "must be > 0");
   if (m.busy_loop_iteration_ns < 0)
     m.busy_loop_iteration_ns = m.clock_ghz > 0 ? 1.0 / m.clock_ghz : 0.5;

@@ -62,6 +62,12 @@ struct MachineParams {
   // mean (the tables' means are 1). Each such wake-up draws one entry of each. Empty:
   // every wake-up costs the mean.
   std::vector<double> wakeup_jitter_waker, wakeup_jitter_wakee;
+  // OS noise: what interrupts a running CPU (timer ticks, device interrupts and, on a
+  // VM, the hypervisor taking the vCPU away). Interruptions arrive at random at
+  // `noise_per_s` per second of a CPU's running time, and each takes one of
+  // `noise_durations` (equal-count bins of the probed lengths). 0 / empty: none.
+  double noise_per_s = 0;
+  std::vector<Tick> noise_durations;
 
   std::string hash;  // "fnv1a64:<hex>" of the canonical JSON, for provenance
   Json raw;

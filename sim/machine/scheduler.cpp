@@ -6,12 +6,23 @@
 
 namespace semsim::machine {
 
+namespace {
+// Rng::derive() stream ids: 1 is the wake-up jitter; CPU c's noise is this + c.
+constexpr std::uint64_t kNoiseStreams = 16;
+}  // namespace
+
 Scheduler::Scheduler(const Topology& topo, std::uint64_t seed)
     : topo_(topo),
       cpus_(static_cast<std::size_t>(topo.cpus())),
       rng_(seed),
       jitter_rng_(Rng::derive(seed, 1)) {
-  for (int c = 0; c < cpus(); ++c) state(c).rq_lock.set_name("rq->lock cpu" + std::to_string(c));
+  const auto& p = topo.params();
+  for (int c = 0; c < cpus(); ++c) {
+    state(c).rq_lock.set_name("rq->lock cpu" + std::to_string(c));
+    if (p.noise_per_s > 0 && !p.noise_durations.empty())
+      state(c).noise.emplace(p.noise_per_s, p.noise_durations,
+                             Rng::derive(seed, kNoiseStreams + static_cast<std::uint64_t>(c)));
+  }
 }
 
 void Scheduler::run_on(Task& task, int cpu) {
@@ -20,6 +31,7 @@ void Scheduler::run_on(Task& task, int cpu) {
   if (task.cpu != cpu && task.state != TaskState::New) ++task.migrations;
   task.cpu = cpu;
   task.cpu_time = &c.time;
+  task.noise = c.noise ? &*c.noise : nullptr;
   task.state = TaskState::Running;
 }
 

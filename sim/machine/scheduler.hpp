@@ -52,6 +52,7 @@
 #pragma once
 
 #include <deque>
+#include <optional>
 #include <vector>
 
 #include "core/rng.hpp"
@@ -70,13 +71,15 @@ struct CpuState {
   int last_process = -1;        // the process of the task last switched in here
   FuncTimes time{};             // CPU time of what ran here, by function
   CacheLine rq_lock;            // this CPU's rq->lock
+  std::optional<CpuNoise> noise;  // its interruptions, where the model has OS noise
 };
 
 class Scheduler {
  public:
   // `seed` drives the scheduler's random choices: the idle-CPU search
-  // (idle_search_share), the pull to the waker's CPU (busy_pull_share) and, on its
-  // own stream, the wake-up costs (wakeup_jitter).
+  // (idle_search_share), the pull to the waker's CPU (busy_pull_share) and, on
+  // streams of their own, the wake-up costs (wakeup_jitter) and each CPU's
+  // interruptions (os_noise).
   explicit Scheduler(const Topology& topo, std::uint64_t seed = 1);
 
   // First placement: runs now, or waits in the run queue. The caller is the

@@ -32,6 +32,8 @@ const char* func_name(Func f) {
       return "_raw_write_lock";
     case Func::RawRwUnlock:
       return "_raw_rw_unlock";
+    case Func::Interrupt:
+      return "[irq] interrupts and host";
     case Func::Count:
       break;
   }

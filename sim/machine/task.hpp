@@ -15,6 +15,7 @@
 
 #include "core/simulation.hpp"
 #include "core/time.hpp"
+#include "machine/cpu_noise.hpp"
 
 namespace semsim::machine {
 
@@ -34,6 +35,7 @@ enum class Func : std::uint8_t {
   RawReadLock,    // _raw_read_lock: the reader's atomic and its spinning (rwlock)
   RawWriteLock,   // _raw_write_lock: the writer's atomic and its spinning (rwlock)
   RawRwUnlock,    // _raw_read_unlock / _raw_write_unlock
+  Interrupt,      // OS noise: ticks, interrupts, the hypervisor (no task's own work)
   Count
 };
 constexpr int kFuncCount = static_cast<int>(Func::Count);
@@ -92,17 +94,33 @@ struct Task {
   std::vector<std::int64_t> last_switch_in;
   FuncTimes* cpu_time =
       nullptr;  // the CPU it is on also accounts its charges (set by the Scheduler)
+  CpuNoise* noise = nullptr;  // the interruptions of the CPU it is on (none: no noise)
 
+  // Work of length d: the CPU's interruptions that land in it delay it.
   void charge(Tick d) {
-    cursor += d;
-    time[static_cast<std::size_t>(func)] += d;
-    if (cpu_time != nullptr) (*cpu_time)[static_cast<std::size_t>(func)] += d;
+    if (noise != nullptr) {
+      const Tick irq = noise->during_work(cursor, d);
+      if (irq > 0) account(Func::Interrupt, irq);
+    }
+    account(func, d);
   }
   // This task's CPU time by category; idle = off-CPU share of `elapsed`.
   CpuBreakdown breakdown(Tick elapsed) const { return breakdown_of(time, elapsed); }
-  // Move the cursor to t (if later), the gap counted as the current function.
+  // Wait until t (if later: spinning, a cache-line stall), the gap counted as the
+  // current function; an interruption in the wait delays only what runs past t.
   void advance_to(Tick t) {
-    if (t > cursor) charge(t - cursor);
+    if (t <= cursor) return;
+    const Tick from = cursor;
+    account(func, t - cursor);
+    if (noise != nullptr) {
+      const Tick over = noise->past_wait(from, t);
+      if (over > 0) account(Func::Interrupt, over);
+    }
+  }
+  void account(Func f, Tick d) {
+    cursor += d;
+    time[static_cast<std::size_t>(f)] += d;
+    if (cpu_time != nullptr) (*cpu_time)[static_cast<std::size_t>(f)] += d;
   }
   // Move the cursor to t without charging CPU time (the task was off-CPU).
   void idle_until(Tick t) {

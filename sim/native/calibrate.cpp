@@ -348,6 +348,44 @@ void add_wakeup_preemption_costs(Json& costs, bool preempts,
   }
 }
 
+// os_noise: the gaps of every CPU's clock loop together, their rate over the loops'
+// running time and their lengths in 20 bins of equal count (the longest kept: a vCPU
+// the hypervisor took away for 300 us is noise too). Per CPU in probes_out.
+constexpr int kNoiseBins = 20;
+Json os_noise_param(const std::vector<probes::NoiseCpu>& noise, Json& probes_out) {
+  std::vector<double> gaps;
+  double busy_s = 0, lost_ns = 0;
+  Json per_cpu = Json::array();
+  std::string rates;
+  for (const auto& c : noise) {
+    double lost = 0;
+    for (double g : c.gaps_ns) lost += g;
+    const double per_s = c.busy_s > 0 ? static_cast<double>(c.gaps_ns.size()) / c.busy_s : 0;
+    per_cpu.push_back({{"cpu", c.cpu},
+                       {"seconds", c.busy_s},
+                       {"gaps", c.gaps_ns.size()},
+                       {"per_s", per_s},
+                       {"lost_share", c.busy_s > 0 ? lost * 1e-9 / c.busy_s : 0}});
+    rates += fmt::format("{}CPU {}: {:.0f}/s, {:.2f} % lost", rates.empty() ? "" : "; ", c.cpu,
+                         per_s, c.busy_s > 0 ? 100 * lost * 1e-9 / c.busy_s : 0);
+    gaps.insert(gaps.end(), c.gaps_ns.begin(), c.gaps_ns.end());
+    busy_s += c.busy_s;
+    lost_ns += lost;
+  }
+  probes_out["os_noise"] = {{"gap_threshold_ns", probes::kNoiseGapNs}, {"cpus", per_cpu}};
+  std::vector<double> bins = probes::bin_means(gaps, kNoiseBins);
+  if (bins.empty()) bins.push_back(probes::kNoiseGapNs);  // no gap seen: the rate is 0
+  const double per_s = busy_s > 0 ? static_cast<double>(gaps.size()) / busy_s : 0;
+  return {{"value", {{"per_s", per_s}, {"durations_ns", bins}}},
+          {"source",
+           fmt::format("calibration probe os_noise: a thread pinned to each CPU in turn reads "
+                       "the clock in a tight loop ({:.1f} s in all) and counts every gap over "
+                       "{:.0f} ns between two reads ({}; {} gaps, {:.2f} % of the time): "
+                       "their rate, and their lengths in {} bins of equal count",
+                       busy_s, probes::kNoiseGapNs, rates, gaps.size(),
+                       busy_s > 0 ? 100 * lost_ns * 1e-9 / busy_s : 0, bins.size())}};
+}
+
 }  // namespace
 
 Json calibrate(bool quick, const std::string& name) {
@@ -460,6 +498,7 @@ Json calibrate(bool quick, const std::string& name) {
   const Stat copy = record("memcpy_byte", probes::memcpy_byte(st), "ns/byte");
   const Stat tsc = record("tsc_ghz", probes::tsc_ghz(st), "GHz");
   const Stat slice = record("time_slice", probes::time_slice(st));
+  const std::vector<probes::NoiseCpu> noise = probes::os_noise(cpus, st);
 
   Json m;
   m["name"] = name;
@@ -690,6 +729,7 @@ Json calibrate(bool quick, const std::string& name) {
       "the futex_pairs_busy_pull probe saw too few wake-ups (under 100) to measure; a "
       "wakee stays with its busy previous CPU",
       "one CPU, nowhere to pull from");
+  m["os_noise"] = os_noise_param(noise, probes_out);
   if (n > 1 && !cross.wake_call_shape.empty() && !cross.latency_shape.empty()) {
     m["wakeup_jitter"] = {
         {"value", {{"waker", cross.wake_call_shape}, {"wakee", cross.latency_shape}}},

@@ -133,23 +133,29 @@ double trimmed_mean(std::vector<double> values) {
   return sum / static_cast<double>(keep);
 }
 
-std::vector<double> shape_of(std::vector<double> values, int bins) {
+std::vector<double> bin_means(std::vector<double> values, int bins) {
   std::sort(values.begin(), values.end());
-  values.resize(values.size() - values.size() / 100);  // drop the slowest 1 %
   const std::size_t n = values.size();
-  const auto b = static_cast<std::size_t>(bins);
-  if (bins <= 0 || n < b) return {};
-  std::vector<double> shape;
-  double sum_of_means = 0;
+  const auto b = std::min(n, static_cast<std::size_t>(std::max(bins, 0)));
+  std::vector<double> means;
   for (std::size_t i = 0; i < b; ++i) {
     const std::size_t lo = i * n / b, hi = (i + 1) * n / b;
     double sum = 0;
     for (std::size_t j = lo; j < hi; ++j) sum += values[j];
-    shape.push_back(sum / static_cast<double>(hi - lo));
-    sum_of_means += shape.back();
+    means.push_back(sum / static_cast<double>(hi - lo));
   }
+  return means;
+}
+
+std::vector<double> shape_of(std::vector<double> values, int bins) {
+  std::sort(values.begin(), values.end());
+  values.resize(values.size() - values.size() / 100);  // drop the slowest 1 %
+  if (bins <= 0 || values.size() < static_cast<std::size_t>(bins)) return {};
+  std::vector<double> shape = bin_means(std::move(values), bins);
+  double sum_of_means = 0;
+  for (double x : shape) sum_of_means += x;
   if (!(sum_of_means > 0)) return {};
-  for (double& x : shape) x *= static_cast<double>(b) / sum_of_means;
+  for (double& x : shape) x *= static_cast<double>(shape.size()) / sum_of_means;
   return shape;
 }
 
@@ -666,6 +672,28 @@ Stat time_slice(const Settings& s) {
     if (!all.empty()) reps.push_back(median_of(all));
   }
   return summarize(reps);
+}
+
+std::vector<NoiseCpu> os_noise(const std::vector<int>& cpus, const Settings& s) {
+  const std::int64_t span = s.quick ? 100'000'000 : 400'000'000;
+  const auto gap = static_cast<std::int64_t>(kNoiseGapNs);
+  std::vector<NoiseCpu> out;
+  for (int cpu : cpus) {
+    out.push_back(on_cpu(cpu, [&] {
+      NoiseCpu r;
+      r.cpu = cpu;
+      const std::int64_t start = monotonic_ns(), end = start + span;
+      std::int64_t last = start;
+      while (last < end) {
+        const std::int64_t now = monotonic_ns();
+        if (now - last > gap) r.gaps_ns.push_back(static_cast<double>(now - last));
+        last = now;
+      }
+      r.busy_s = static_cast<double>(last - start) * 1e-9;
+      return r;
+    }));
+  }
+  return out;
 }
 
 Stat tsc_ghz(const Settings& s) {

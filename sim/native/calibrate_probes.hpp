@@ -159,4 +159,20 @@ Stat time_slice(const Settings& s);
 // The TSC rate in GHz against CLOCK_MONOTONIC (x86); 0 elsewhere.
 Stat tsc_ghz(const Settings& s);
 
+// OS noise: a thread pinned to each CPU in turn reads the clock in a tight loop (about
+// 30 ns a read) for a while and records every gap between two reads of more than
+// kNoiseGapNs: the CPU was taken by something else (a tick, an interrupt, the
+// hypervisor). Nothing else of ours runs meanwhile.
+constexpr double kNoiseGapNs = 1000;
+struct NoiseCpu {
+  int cpu = 0;
+  double busy_s = 0;            // how long the loop ran
+  std::vector<double> gaps_ns;  // every gap above kNoiseGapNs
+};
+std::vector<NoiseCpu> os_noise(const std::vector<int>& cpus, const Settings& s);
+
+// The values sorted and cut into `bins` runs of (nearly) equal count, each run's mean;
+// fewer bins when there are fewer values.
+std::vector<double> bin_means(std::vector<double> values, int bins);
+
 }  // namespace semsim::native::probes

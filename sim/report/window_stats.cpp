@@ -80,6 +80,8 @@ std::string stack_of(machine::Func f, bool global_lock_protocol) {
       return sys + ";sem_lock;_raw_write_lock";
     case machine::Func::RawRwUnlock:
       return sys + ";sem_unlock;_raw_read_unlock";
+    case machine::Func::Interrupt:
+      return "[irq]";
     case machine::Func::Count:
       break;
   }

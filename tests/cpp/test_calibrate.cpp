@@ -166,6 +166,26 @@ TEST(Calibrate, QuickRunWritesAModelTheLoaderAndTopologyAccept) {
     EXPECT_EQ(params.wakeup_jitter_wakee.size(), 20u);
   }
 
+  // OS noise: the clock loops' gaps, a rate and up to 20 increasing lengths above the
+  // probe's threshold, taken by the loader.
+  {
+    const Json& noise = m.at("os_noise");
+    EXPECT_NE(noise.at("source").get<std::string>().find("os_noise"), std::string::npos);
+    const double per_s = noise.at("value").at("per_s").get<double>();
+    expect_between(per_s, 0, 1e6, "os_noise.per_s");
+    const Json& bins = noise.at("value").at("durations_ns");
+    ASSERT_GE(bins.size(), 1u);
+    ASSERT_LE(bins.size(), 20u);
+    for (std::size_t i = 0; i < bins.size(); ++i) {
+      EXPECT_GE(bins[i].get<double>(), probes::kNoiseGapNs);
+      if (i > 0) {
+        EXPECT_GE(bins[i].get<double>(), bins[i - 1].get<double>());
+      }
+    }
+    EXPECT_EQ(params.noise_per_s, per_s);
+    EXPECT_EQ(params.noise_durations.size(), bins.size());
+  }
+
   // Run to parity and the reschedule IPI: from their probes (or, on one CPU, an
   // assumption), never negative, and taken by the loader.
   {
@@ -250,6 +270,13 @@ TEST(Calibrate, ShapeIsEqualCountBinsOverTheMeanWithoutTheSlowestPercent) {
   EXPECT_DOUBLE_EQ(shape[1], 50.0 / 50);
   EXPECT_DOUBLE_EQ(shape[2], 83.0 / 50);
   EXPECT_TRUE(probes::shape_of({1, 2}, 3).empty());  // fewer values than bins
+}
+
+TEST(Calibrate, BinMeansKeepTheSlowestAndNeverOutnumberTheValues) {
+  // os_noise's lengths: the longest interruption is noise too, so nothing is dropped.
+  EXPECT_EQ(probes::bin_means({6, 1000, 2, 4}, 2), (std::vector<double>{3, 503}));
+  EXPECT_EQ(probes::bin_means({5, 1}, 20), (std::vector<double>{1, 5}));
+  EXPECT_TRUE(probes::bin_means({}, 20).empty());
 }
 
 }  // namespace

@@ -177,6 +177,11 @@ def test_every_parameter_has_a_source(model):
             for side in value.values():
                 assert len(side) >= 2 and all(isinstance(x, (int, float)) and x > 0 for x in side), (
                     f"{path.name}{where}")
+        elif where == "/os_noise":  # {"per_s": rate, "durations_ns": [...]}
+            assert set(value) == {"per_s", "durations_ns"}, f"{path.name}{where}"
+            assert value["per_s"] >= 0 and value["durations_ns"], f"{path.name}{where}"
+            assert all(isinstance(x, (int, float)) and x > 0 for x in value["durations_ns"]), (
+                f"{path.name}{where}")
         else:
             assert isinstance(value, (int, float)) and not isinstance(value, bool), f"{path.name}{where}"
         src = p.get("source")
