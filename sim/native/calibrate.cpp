@@ -16,7 +16,11 @@
 #include <tuple>
 #include <vector>
 
+#include "config/kernel_config.hpp"
+#include "config/machine_config.hpp"
 #include "core/errors.hpp"
+#include "driver/run_point.hpp"
+#include "machine/task.hpp"
 #include "native/calibrate_probes.hpp"
 #include "native/native_runner.hpp"
 #include "native/run_support.hpp"
@@ -384,6 +388,28 @@ Json os_noise_param(const std::vector<probes::NoiseCpu>& noise, Json& probes_out
                        "their rate, and their lengths in {} bins of equal count",
                        busy_s, probes::kNoiseGapNs, rates, gaps.size(),
                        busy_s > 0 ? 100 * lost_ns * 1e-9 / busy_s : 0, bins.size())}};
+}
+
+// What the simulator charges per call, outside user space, for one task running
+// `workload` alone on model `m` under the host's generation, without OS noise (the
+// probes' batches are the uninterrupted ones): the model's own figure for what a
+// single-call probe measured.
+double simulated_call_ns(Json m, const std::string& generation, const Json& workload) {
+  m.erase("os_noise");
+  const config::MachineParams machine = config::parse_machine(m, "the calibrated model");
+  const Scenario sc = parse_scenario(Json{{"name", "calibration check"},
+                                          {"machine", "host"},
+                                          {"kernel", generation},
+                                          {"workload", workload},
+                                          {"threads", 1},
+                                          {"duration_ms", 2},
+                                          {"warmup_ms", 0.2}});
+  const Json point = driver::run_point(sc, machine, config::parse_kernel(sc.kernel), 1, 1);
+  double kernel_ns = 0;
+  for (const Json& f : point.at("profile"))
+    if (f.at("function") != machine::func_name(machine::Func::User))
+      kernel_ns += f.at("cpu_ns").get<double>();
+  return kernel_ns / point.at("ops_total").get<double>();
 }
 
 }  // namespace
@@ -797,21 +823,48 @@ Json calibrate(bool quick, const std::string& name) {
     m["clock_ghz"] = param(2.0, "assumption: no TSC and no cpu MHz in /proc/cpuinfo; 2 GHz");
   }
 
-  // The check: what the model's lumped path adds up to for an uncontended simple semop,
-  // beside the measurement. Not a fit: nothing above used it.
-  const double path_sum = sys.median + std::max(1.0, kpath.value) + rmw.median;
+  // semop_kernel_path, closed on the uncontended semop probe: the instructions of a
+  // successful semop's functions (perform_atomic_semop, do_smart_update, the unlock and
+  // return) are in no probe that fails early, and the simulator charges those functions
+  // only their memory accesses. So the lumped path is what the probe's call takes beyond
+  // what the simulator itself charges for that call on this model. The derivation
+  // without a successful semop stays beside it as a cross-check; the wait-for-zero probe,
+  // another path, is the check.
+  std::string generation = host.generation;
+  try {
+    config::parse_kernel(generation);
+  } catch (const InputError&) {
+    generation = "hysteresis";  // a release semsim has no generation for: the current one
+  }
+  const Json simple_op = {{"type", "semop-multi"}, {"semaphores", 1}, {"pin", "pinned"}};
+  Json without_path = m;
+  without_path["costs_ns"]["semop_kernel_path"]["value"] = 0;
+  const double rest = simulated_call_ns(without_path, generation, simple_op);
+  const double closed = semop_check.median - rest;
+  m["costs_ns"]["semop_kernel_path"] = param(
+      std::max(1.0, closed),
+      fmt::format("calibration probe semop_uncontended ({}: -1/+1 semops on a private "
+                  "1-semaphore array) minus what the simulator charges for that call on this "
+                  "model besides this path, {:.1f} ns (the system call, the semaphore lock, "
+                  "each kernel function's cache-line accesses, under {}){}; the derivation "
+                  "without a successful semop (semop_efbig + semctl_getval - "
+                  "semctl_getval_removed - getppid - 2 atomic_rmw) gave {:.1f} ns",
+                  stat_text(semop_check), rest, generation,
+                  closed < 1 ? ": below 1 ns, raised to 1" : "", kpath.value));
+  const Json wfz_op = {{"type", "sem-scalebench"}, {"mode", 1}, {"pin", "pinned"}};
   Json checks;
   checks["semop_uncontended_ns"] = probe_json(semop_check);
+  checks["kernel_path_without_a_semop_ns"] = kpath.value;
+  checks["simulated_rest_of_semop_ns"] = rest;
   checks["semop_wait_for_zero_ns"] = probe_json(wfz_check);
-  checks["syscall_plus_kernel_path_plus_lock_ns"] = path_sum;
-  checks["unexplained_ns"] = semop_check.median - path_sum;
+  checks["simulated_wait_for_zero_ns"] = simulated_call_ns(m, generation, wfz_op);
   checks["note"] =
-      "A CHECK, not a parameter: one uncontended -1/+1 semop on a private 1-semaphore array. "
-      "syscall + semop_kernel_path + one atomic_rmw (the per-semaphore lock) is what the "
-      "calibrated costs put on that path before the simulator's own cache-line, queue-scan and "
-      "otime accesses; unexplained_ns is what those (and anything the derivation misses) "
-      "must account for. Scenarios whose workload is this (aim9-shm, sem-scalebench mode 1 with "
-      "one thread) are checks of the calibration, not predictions.";
+      "semop_uncontended sets semop_kernel_path (what the call takes beyond what the "
+      "simulator charges for it), so an uncontended single-task point of that op (aim9-shm, "
+      "semop-multi with one thread) is a check of the calibration, not a prediction. "
+      "kernel_path_without_a_semop_ns is the path as derived without any successful semop, "
+      "a cross-check. semop_wait_for_zero_ns against simulated_wait_for_zero_ns is a check: a "
+      "wait-for-zero on a 0-valued semaphore runs another path, which nothing was set from.";
 
   Json prov;
   prov["generator"] = "semsim calibrate";
