@@ -339,7 +339,23 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    _compare(os.fspath(default_scenario_path()), args.sets, args.output)
+    # Predicted with a model of this host: the calibrated one, or, where none is found, a
+    # quick calibration made now (a few seconds) into the output directory. host-default
+    # describes one particular host and would compare that host with this one.
+    sets = list(args.sets)
+    if not any(s.split("=", 1)[0].strip() == "machine" for s in sets):
+        if any(m.get("name") == "host" for m in api.catalog().get("machines", [])):
+            sets.append("machine=host")
+        elif api.calibration_available():
+            model = Path(args.output) / "host.json"
+            model.parent.mkdir(parents=True, exist_ok=True)
+            sys.stderr.write(f"semsim: no calibrated model of this host ({api.DEFAULT_HOST_MODEL}); "
+                             f"a quick calibration into {model} (a few seconds; `semsim calibrate` "
+                             "makes the full one)\n")
+            sys.stderr.flush()
+            api.calibrate(model, quick=True)
+            sets.append(f"machine={json.dumps(os.fspath(model))}")
+    _compare(os.fspath(default_scenario_path()), sets, args.output)
     return 0
 
 

@@ -228,6 +228,23 @@ def test_demo_tiny(run_cli, tmp_path):
     assert "1 threads" in proc.stdout
     assert (out / "compare.json").exists()
     assert (out / "default.png").exists()
+    # Predicted with a model of this host: a calibrated one, or a quick calibration
+    # made for the demo (none in a fresh directory unless the package ships one).
+    machine = json.loads((out / "compare.json").read_text())["scenario"]["machine"]
+    if (out / "host.json").exists():
+        assert machine == str(out / "host.json") and "quick calibration" in proc.stderr
+        assert json.loads((out / "host.json").read_text())["name"] == "host"
+    else:
+        assert machine == "host"
+
+
+def test_demo_keeps_a_machine_it_is_given(run_cli, tmp_path):
+    out = tmp_path / "demo"
+    proc = run_cli("demo", "--set", "machine=host-default", "--set", "threads=[1]", "--set", "duration_ms=5",
+                   "--set", "warmup_ms=1", "--set", "repeats=1", "-o", out)
+    assert proc.returncode == 0, proc.stderr
+    assert "calibration" not in proc.stderr and not (out / "host.json").exists()
+    assert json.loads((out / "compare.json").read_text())["scenario"]["machine"] == "host-default"
 
 
 def test_native_interrupted_quietly(tmp_path):
