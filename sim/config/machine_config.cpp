@@ -185,13 +185,18 @@ MachineParams parse_machine(const Json& doc, const std::string& where) {
   };
   refill_table("switch_refill_ns", m.switch_refill);
   refill_table("switch_refill_process_ns", m.switch_refill_process);
+  // An optional parameter whose value is an object of its own: {"value": {...}, "source"}.
+  auto object_value = [&](const char* key, const std::string& shape) -> const Json& {
+    const Json& v = sourced_value(doc, path, key, shape.c_str());
+    if (!v.is_object()) fail(child_path(path, key), "must be an object " + shape);
+    return v;
+  };
   if (doc.contains("wakeup_jitter")) {
     const std::string here = child_path(path, "wakeup_jitter");
-    const std::string shape =
+    const Json& v = object_value(
+        "wakeup_jitter",
         R"({"value": {"waker": [multiple of the mean, ...], "wakee": [...]} with 2 to 1000 )"
-        R"(positive numbers each, "source": "where it comes from"})";
-    const Json& v = sourced_value(doc, path, "wakeup_jitter", shape.c_str());
-    if (!v.is_object()) fail(here, "must be an object " + shape);
+        R"(positive numbers each, "source": "where it comes from"})");
     auto shape_table = [&](const char* side, std::vector<double>& out) {
       if (!v.contains(side) || !v[side].is_array() || v[side].size() < 2 || v[side].size() > 1000)
         fail(here + ".value." + side, "must be a list of 2 to 1000 positive numbers");
@@ -211,11 +216,10 @@ MachineParams parse_machine(const Json& doc, const std::string& where) {
   }
   if (doc.contains("os_noise")) {
     const std::string here = child_path(path, "os_noise");
-    const std::string shape =
+    const Json& v = object_value(
+        "os_noise",
         R"({"value": {"per_s": interruptions per second >= 0, "durations_ns": [ns, ...] with 1 )"
-        R"(to 1000 positive numbers}, "source": "where it comes from"})";
-    const Json& v = sourced_value(doc, path, "os_noise", shape.c_str());
-    if (!v.is_object()) fail(here, "must be an object " + shape);
+        R"(to 1000 positive numbers}, "source": "where it comes from"})");
     if (!v.contains("per_s") || !v["per_s"].is_number() || !(v["per_s"].get<double>() >= 0) ||
         v["per_s"].get<double>() > 1e6)
       fail(here + ".value.per_s", "must be a number of interruptions per second, 0 to 1000000");

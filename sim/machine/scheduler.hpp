@@ -65,12 +65,12 @@ namespace semsim::machine {
 struct CpuState {
   Task* current = nullptr;
   std::deque<Task*> runqueue;
-  Tick free_at = 0;             // when the CPU became (or becomes) idle
-  bool resched = false;         // need_resched: a wakee preempts `current` at its next safe point
-  std::int64_t switch_ins = 0;  // tasks switched in here so far (reuse distances)
-  int last_process = -1;        // the process of the task last switched in here
-  FuncTimes time{};             // CPU time of what ran here, by function
-  CacheLine rq_lock;            // this CPU's rq->lock
+  Tick free_at = 0;               // when the CPU became (or becomes) idle
+  bool resched = false;           // need_resched: a wakee preempts `current` at its next safe point
+  std::int64_t switch_ins = 0;    // tasks switched in here so far (reuse distances)
+  int last_process = -1;          // the process of the task last switched in here
+  FuncTimes time{};               // CPU time of what ran here, by function
+  CacheLine rq_lock;              // this CPU's rq->lock
   std::optional<CpuNoise> noise;  // its interruptions, where the model has OS noise
 };
 

@@ -93,7 +93,7 @@ struct Task {
   // never), for the refill cost of its next switch-in (empty until it first runs).
   std::vector<std::int64_t> last_switch_in;
   FuncTimes* cpu_time =
-      nullptr;  // the CPU it is on also accounts its charges (set by the Scheduler)
+      nullptr;                // the CPU it is on also accounts its charges (set by the Scheduler)
   CpuNoise* noise = nullptr;  // the interruptions of the CPU it is on (none: no noise)
 
   // Work of length d: the CPU's interruptions that land in it delay it.

@@ -841,16 +841,16 @@ Json calibrate(bool quick, const std::string& name) {
   without_path["costs_ns"]["semop_kernel_path"]["value"] = 0;
   const double rest = simulated_call_ns(without_path, generation, simple_op);
   const double closed = semop_check.median - rest;
-  m["costs_ns"]["semop_kernel_path"] = param(
-      std::max(1.0, closed),
-      fmt::format("calibration probe semop_uncontended ({}: -1/+1 semops on a private "
-                  "1-semaphore array) minus what the simulator charges for that call on this "
-                  "model besides this path, {:.1f} ns (the system call, the semaphore lock, "
-                  "each kernel function's cache-line accesses, under {}){}; the derivation "
-                  "without a successful semop (semop_efbig + semctl_getval - "
-                  "semctl_getval_removed - getppid - 2 atomic_rmw) gave {:.1f} ns",
-                  stat_text(semop_check), rest, generation,
-                  closed < 1 ? ": below 1 ns, raised to 1" : "", kpath.value));
+  m["costs_ns"]["semop_kernel_path"] =
+      param(std::max(1.0, closed),
+            fmt::format("calibration probe semop_uncontended ({}: -1/+1 semops on a private "
+                        "1-semaphore array) minus what the simulator charges for that call on this "
+                        "model besides this path, {:.1f} ns (the system call, the semaphore lock, "
+                        "each kernel function's cache-line accesses, under {}){}; the derivation "
+                        "without a successful semop (semop_efbig + semctl_getval - "
+                        "semctl_getval_removed - getppid - 2 atomic_rmw) gave {:.1f} ns",
+                        stat_text(semop_check), rest, generation,
+                        closed < 1 ? ": below 1 ns, raised to 1" : "", kpath.value));
   const Json wfz_op = {{"type", "sem-scalebench"}, {"mode", 1}, {"pin", "pinned"}};
   Json checks;
   checks["semop_uncontended_ns"] = probe_json(semop_check);

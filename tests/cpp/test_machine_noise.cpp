@@ -89,9 +89,14 @@ class NoisyMachine : public ::testing::Test {
     return path_.string();
   }
   static Json point(const std::string& machine, const std::string& workload, int threads) {
-    Json doc = {{"name", "t"},          {"machine", machine},  {"kernel", "hysteresis"},
-                {"workload", Json::parse(workload)}, {"threads", threads},
-                {"duration_ms", 20},    {"warmup_ms", 2},      {"seed", 1}};
+    Json doc = {{"name", "t"},
+                {"machine", machine},
+                {"kernel", "hysteresis"},
+                {"workload", Json::parse(workload)},
+                {"threads", threads},
+                {"duration_ms", 20},
+                {"warmup_ms", 2},
+                {"seed", 1}};
     return driver::simulate(parse_scenario(doc))["points"][0];
   }
 };

@@ -37,12 +37,15 @@ int main(int argc, char** argv) {
     std::sort(gaps.begin(), gaps.end());
     long lost = 0;
     for (long g : gaps) lost += g;
-    auto q = [&](double f) { return gaps.empty() ? 0L : gaps[static_cast<size_t>(f * (gaps.size() - 1))]; };
-    std::printf("cpu %d: %.1f ns per read; %zu gaps > 1 us (%.0f per s), lost %.2f %% of the time; "
-                "gap p10 %.1f p50 %.1f p90 %.1f p99 %.1f max %.1f us\n",
-                cpu, (double)(end - start) / reads, gaps.size(), gaps.size() / seconds,
-                100.0 * lost / (end - start), q(0.1) / 1e3, q(0.5) / 1e3, q(0.9) / 1e3,
-                q(0.99) / 1e3, q(1.0) / 1e3);
+    auto q = [&](double f) {
+      return gaps.empty() ? 0L : gaps[static_cast<size_t>(f * (gaps.size() - 1))];
+    };
+    std::printf(
+        "cpu %d: %.1f ns per read; %zu gaps > 1 us (%.0f per s), lost %.2f %% of the time; "
+        "gap p10 %.1f p50 %.1f p90 %.1f p99 %.1f max %.1f us\n",
+        cpu, (double)(end - start) / reads, gaps.size(), gaps.size() / seconds,
+        100.0 * lost / (end - start), q(0.1) / 1e3, q(0.5) / 1e3, q(0.9) / 1e3, q(0.99) / 1e3,
+        q(1.0) / 1e3);
     // Inter-arrival of the gaps: are they periodic (the tick)?
   }
 }
