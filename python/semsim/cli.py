@@ -338,6 +338,13 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _calibrate(path: str | os.PathLike, quick: bool) -> None:
+    """Calibrates into `path`, printing what the calibration warns of (a host that moved)."""
+    model = api.calibrate(path, quick=quick)
+    for warning in model.get("provenance", {}).get("warnings", []):
+        sys.stderr.write(f"semsim: warning: {warning}\n")
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     # Predicted with a model of this host: the calibrated one, or, where none is found, a
     # quick calibration made now (a few seconds) into the output directory. host-default
@@ -353,7 +360,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
                              f"a quick calibration into {model} (a few seconds; `semsim calibrate` "
                              "makes the full one)\n")
             sys.stderr.flush()
-            api.calibrate(model, quick=True)
+            _calibrate(model, quick=True)
             sets.append(f"machine={json.dumps(os.fspath(model))}")
     _compare(os.fspath(default_scenario_path()), sets, args.output)
     return 0
@@ -465,7 +472,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:
     path = args.output or api.DEFAULT_HOST_MODEL
-    api.calibrate(path, quick=args.quick)
+    _calibrate(path, args.quick)
     print(f"wrote {path}")
     return 0
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -215,6 +216,16 @@ TEST(Calibrate, QuickRunWritesAModelTheLoaderAndTopologyAccept) {
   EXPECT_NE(kpath.find("semop_efbig"), std::string::npos) << kpath;
   const Json& checks = m.at("provenance").at("checks");
   const double probe = checks.at("semop_uncontended_ns").at("median").get<double>();
+  // ... taken at the start, the middle and the end of the run: the middle value is used.
+  {
+    const Json& rounds = m.at("provenance").at("probes").at("semop_uncontended_rounds");
+    ASSERT_EQ(rounds.size(), 3u);
+    std::vector<double> medians;
+    for (const Json& r : rounds) medians.push_back(r.at("median").get<double>());
+    std::sort(medians.begin(), medians.end());
+    EXPECT_EQ(probe, medians[1]);
+    EXPECT_TRUE(m.at("provenance").at("warnings").is_array());
+  }
   const double rest = checks.at("simulated_rest_of_semop_ns").get<double>();
   EXPECT_GT(rest, value(m, "costs_ns", "syscall"));  // the syscall and more
   EXPECT_NEAR(value(m, "costs_ns", "semop_kernel_path"), std::max(1.0, probe - rest), 1e-6);

@@ -150,7 +150,11 @@ def test_cli_calibrate(run_cli, tmp_path):
         return
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == f"wrote {tmp_path / 'models' / 'host.json'}"
-    assert json.loads((tmp_path / "models" / "host.json").read_text())["cpus"] >= 1
+    model = json.loads((tmp_path / "models" / "host.json").read_text())
+    assert model["cpus"] >= 1
+    # What the calibration warns of (the host's speed moving during it) reaches stderr.
+    for warning in model["provenance"]["warnings"]:
+        assert f"semsim: warning: {warning}" in proc.stderr
 
 
 def test_public_api_is_typed():
