@@ -85,7 +85,7 @@ def drift_between(calibrated: Mapping[str, Any], now: Mapping[str, Any]) -> dict
 
 
 def host_drift(calibrated: Mapping[str, Any]) -> dict[str, Any]:
-    """Re-runs the quick calibration probes (about 1.5 s) and compares them with ``calibrated``."""
+    """Re-runs the quick calibration probes (a few seconds) and compares them with ``calibrated``."""
     import tempfile
 
     from .api import calibrate

@@ -153,8 +153,10 @@ std::vector<double> shape_of(std::vector<double> values, int bins) {
   if (bins <= 0 || values.size() < static_cast<std::size_t>(bins)) return {};
   std::vector<double> shape = bin_means(std::move(values), bins);
   double sum_of_means = 0;
-  for (double x : shape) sum_of_means += x;
-  if (!(sum_of_means > 0)) return {};
+  for (double x : shape) {
+    if (!(x > 0)) return {};  // a draw must be a positive multiple of the mean
+    sum_of_means += x;
+  }
   for (double& x : shape) x *= static_cast<double>(shape.size()) / sum_of_means;
   return shape;
 }

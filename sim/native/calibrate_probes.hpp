@@ -27,7 +27,9 @@ Stat summarize(std::vector<double> values);
 double trimmed_mean(std::vector<double> values);
 // The shape of a spread: the values without the largest 1 %, sorted, cut into `bins`
 // runs of (nearly) equal count, each run's mean divided by the mean of the runs'
-// means (so the result's mean is 1). Empty when there are fewer values than bins.
+// means (so the result's mean is 1). Empty when there are fewer values than bins, or
+// when a run's mean is not positive (single timings of a split hand-off can come out
+// at or below 0, and a draw must be a positive multiple of the mean).
 std::vector<double> shape_of(std::vector<double> values, int bins);
 
 struct Settings {

@@ -281,6 +281,9 @@ TEST(Calibrate, ShapeIsEqualCountBinsOverTheMeanWithoutTheSlowestPercent) {
   EXPECT_DOUBLE_EQ(shape[1], 50.0 / 50);
   EXPECT_DOUBLE_EQ(shape[2], 83.0 / 50);
   EXPECT_TRUE(probes::shape_of({1, 2}, 3).empty());  // fewer values than bins
+  // A run whose mean is not positive (the loader would refuse the table): no shape.
+  EXPECT_TRUE(probes::shape_of({-3, -1, 2, 3, 4, 5}, 3).empty());
+  EXPECT_EQ(probes::shape_of({0.5, 1, 2, 3, 4, 5}, 3).size(), 3u);
 }
 
 TEST(Calibrate, BinMeansKeepTheSlowestAndNeverOutnumberTheValues) {
