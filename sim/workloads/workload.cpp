@@ -1,5 +1,6 @@
 #include "workloads/workload.hpp"
 
+#include <algorithm>
 #include <cerrno>
 
 #include "workloads/workload_defs.hpp"
@@ -51,6 +52,16 @@ void charge_array_lifecycle(const SimContext& ctx, Task& t) {
   t.charge(p.semop_kernel_path);
 }
 
+// The earliest a store on another CPU reaches `cpu`: the nearest CPU's line transfer
+// (0 on a one-CPU machine).
+Tick nearest_transfer(const SimContext& ctx, int cpu) {
+  Tick best = 0;
+  for (int c = 0; c < ctx.topo.cpus(); ++c)
+    if (c != cpu && (best == 0 || ctx.topo.transfer(c, cpu) < best))
+      best = ctx.topo.transfer(c, cpu);
+  return best;
+}
+
 template <class Program>
 void execute(SimContext& ctx, Task& t, int index, Program& program) {
   Step s;
@@ -85,8 +96,16 @@ void execute(SimContext& ctx, Task& t, int index, Program& program) {
       case StepKind::RemoveArray:
         charge_array_lifecycle(ctx, t);
         break;
-      case StepKind::UserOnly:
+      case StepKind::UserOnly: {
+        // sembench's waker found nobody ready and scans again. A flag set on another CPU
+        // reaches this one a line transfer later at the earliest, so a pass costs at least
+        // that: the waker sees a flag no later than the loop would, and the simulation
+        // takes one step per transfer, not one per pass (under 1 ns on some hosts).
+        InFunc in(t, Func::User);
+        t.charge(std::max<Tick>(
+            0, nearest_transfer(ctx, t.cpu) - ctx.topo.params().user_loop_iteration));
         break;
+      }
     }
     ctx.rounds[static_cast<std::size_t>(index)] += static_cast<std::uint64_t>(s.rounds);
     charge_user_work(ctx, t, s);
@@ -135,27 +154,34 @@ TaskBody make_task_body(SimContext& ctx, int index) {
   const auto& w = ctx.scenario.workload;
   const int threads = ctx.threads;
   if (w.type == "sem-scalebench")
-    return program_body<ScalebenchProgram>(ctx, index, [&w, index] { return ScalebenchProgram(w.scalebench, index); });
+    return program_body<ScalebenchProgram>(
+        ctx, index, [&w, index] { return ScalebenchProgram(w.scalebench, index); });
   if (w.type == "sembench") {
     if (index >= threads)
       return program_body<SembenchWakerProgram<SimReady>>(ctx, index, [&ctx, &w, threads] {
         return SembenchWakerProgram<SimReady>(w.sembench, threads, SimReady{&ctx.ready});
       });
-    return program_body<SembenchWorkerProgram>(ctx, index, [index] { return SembenchWorkerProgram(index); });
+    return program_body<SembenchWorkerProgram>(ctx, index,
+                                               [index] { return SembenchWorkerProgram(index); });
   }
   if (w.type == "sem-lockunlock") {
     if (index >= threads) return lockunlock_parent(ctx);
-    return program_body<LockunlockProgram>(ctx, index,
-                                           [&w, index, threads] { return LockunlockProgram(w.lockunlock, index, threads); });
+    return program_body<LockunlockProgram>(ctx, index, [&w, index, threads] {
+      return LockunlockProgram(w.lockunlock, index, threads);
+    });
   }
-  if (w.type == "lat-sem") return program_body<LatSemProgram>(ctx, index, [index] { return LatSemProgram(index); });
-  if (w.type == "aim9-shm") return program_body<Aim9Program>(ctx, index, [&w] { return Aim9Program(w.aim9); });
+  if (w.type == "lat-sem")
+    return program_body<LatSemProgram>(ctx, index, [index] { return LatSemProgram(index); });
+  if (w.type == "aim9-shm")
+    return program_body<Aim9Program>(ctx, index, [&w] { return Aim9Program(w.aim9); });
   if (w.type == "custom")
-    return program_body<CustomProgram>(ctx, index, [&w, index] { return CustomProgram(custom_script_of(w.custom, index)); });
+    return program_body<CustomProgram>(
+        ctx, index, [&w, index] { return CustomProgram(custom_script_of(w.custom, index)); });
   const auto pattern = parse_semop_multi_pattern(w.pattern);
   const auto seed = ctx.seed;
-  return program_body<SemopMultiProgram>(
-      ctx, index, [pattern, index, &w, seed] { return SemopMultiProgram(pattern, index, w.semaphores, seed); });
+  return program_body<SemopMultiProgram>(ctx, index, [pattern, index, &w, seed] {
+    return SemopMultiProgram(pattern, index, w.semaphores, seed);
+  });
 }
 
 }  // namespace semsim::workloads
