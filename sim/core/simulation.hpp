@@ -2,20 +2,46 @@
 //
 // A Simulation owns one SimGrid engine and the simulated tasks' actors. Model
 // code talks to it through two small types:
-//   Simulation: spawn tasks, run to completion, read the clock;
-//   Actor:      what a task's body may do: read the clock, sleep until a date,
-//               park on its own token, be unparked (now or at a future date).
-// Time is integer picoseconds (core/time.hpp), measured from this run's own
-// start, because SimGrid's clock is process-global and never reset.
+//   Simulation: spawn tasks, run to completion, read the clock, set timers;
+//   Actor:      what a task's body may do: read the clock, wait for its turn
+//               at a date, park on its own token, be unparked (now or later).
+//
+// Time order (the invariant every shared resource of the model rests on):
+//   Exactly one actor runs at a time, and it runs only while its date is
+//   earlier than every pending event. Pending events live in one calendar,
+//   ordered by (date, seq): seq counts the scheduling calls, so events of the
+//   same date keep the order in which they were made (FIFO) and the order is
+//   a function of the model alone, never of SimGrid's internals, addresses or
+//   wall time. The running actor's date is its task's cursor: model code
+//   calls wait_turn(date) whenever the cursor moves (machine/task.hpp does it
+//   for every charge), and wait_turn() returns at once while date < horizon()
+//   (the earliest pending event). Otherwise the actor is queued at its date
+//   and the earliest event runs first. Hence every read or write of shared
+//   state happens after every event of an earlier date and before every event
+//   of a later one: cache lines, locks, run queues and wait queues serve
+//   requests in the order of their simulated dates, by construction.
+//
+//   Reference mode (set_reference_order) takes the queue on every wait_turn(),
+//   never the shortcut; results are byte-identical to the fast path, which the
+//   tests check on every generation and workload.
+//
+// SimGrid is used for the actors' contexts only: an actor that is not running
+// is blocked on its own SimGrid semaphore, and hand-offs release the next
+// one. SimGrid's own clock, CPU model and timers are not used, so there is no
+// process-global timer to outlive a run.
 //
 // Traps handled here (design section 4): every actor body is guarded, so an
 // exception inside the simulation stops it and is rethrown by run(), never an
 // abort; a deadlock (every task parked, no pending event) becomes a
-// SimulationError; the context factory and logging are set before each engine.
+// SimulationError; the context factory and logging are set before each engine;
+// a run whose clock stops moving (kNoProgressTurns turns at one date) ends
+// with a SimulationError instead of spinning for ever.
 #pragma once
 
+#include <cstdint>
 #include <exception>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +51,18 @@
 namespace semsim::core {
 
 class Simulation;
+class Actor;
+
+// The part of the calendar that the hot path reads inline.
+struct ClockState {
+  static constexpr Tick kNever = std::numeric_limits<Tick>::max();
+  Tick now = 0;                    // date of the latest event or turn taken
+  Tick horizon = kNever;           // date of the earliest pending event
+  const Actor* current = nullptr;  // the actor running now (nullptr: none)
+  bool reference = false;          // reference mode: no shortcut in wait_turn()
+  std::uint64_t at_now = 0;        // turns and events at `now` since it last moved
+  std::uint64_t shortcuts = 0;     // turns taken without the calendar
+};
 
 class Actor {
  public:
@@ -32,15 +70,33 @@ class Actor {
   Actor& operator=(const Actor&) = delete;
   ~Actor();
 
-  Tick now() const;
-  // Block until the given date (no-op if it is not in the future).
-  void sleep_until(Tick date);
+  Tick now() const { return clock_->now; }
+  // Is this the actor running now (the one whose model code executes)?
+  bool running() const { return clock_->current == this; }
+  // Return once every event dated before `date` has run (and every event of
+  // the same date scheduled before this call); the clock then reads
+  // max(now, date). Inline: the shortcut is the simulator's hottest path.
+  void wait_turn(Tick date) {
+    ClockState& c = *clock_;
+    if (!c.reference && date < c.horizon) {
+      ++c.shortcuts;
+      if (date > c.now) {
+        c.now = date;
+        c.at_now = 0;
+      } else if (++c.at_now > kNoProgressTurns) {
+        no_progress();
+      }
+      return;
+    }
+    queue_turn(date);
+  }
+  // Kept for readers of the SimGrid vocabulary: the same as wait_turn().
+  void sleep_until(Tick date) { wait_turn(date); }
   // Block until unparked. Each unpark() lets exactly one park() return.
   void park();
   // Let a park() of this actor return now (called by another actor).
   void unpark();
-  // Let a park() of this actor return at a future date, without any actor
-  // having to sleep until then (a kernel timer event).
+  // Let a park() of this actor return at a future date (a kernel timer event).
   void unpark_at(Tick date);
   int id() const { return id_; }
   // The simulation this actor belongs to (e.g. to schedule a timer with at()).
@@ -49,9 +105,15 @@ class Actor {
  private:
   friend class Simulation;
   struct Impl;
-  Actor(Simulation& sim, int id);
+  // Turns at one date after which the run is declared stuck (a model whose
+  // costs round to zero ticks loops without moving the clock).
+  static constexpr std::uint64_t kNoProgressTurns = 50'000'000;
+  Actor(Simulation& sim, int id, ClockState* clock);
+  void queue_turn(Tick date);
+  [[noreturn]] void no_progress() const;
   Simulation& sim_;
   int id_;
+  ClockState* clock_;
   std::unique_ptr<Impl> impl_;
 };
 
@@ -62,9 +124,10 @@ class Simulation {
   Simulation(const Simulation&) = delete;
   Simulation& operator=(const Simulation&) = delete;
 
-  // Register a task; its body runs when run() is called.
+  // Register a task; its body runs when run() is called. Tasks start at date
+  // 0 in the order they were spawned.
   Actor& spawn(const std::string& name, std::function<void(Actor&)> body);
-  // Schedule a callback at a date (runs outside any actor; it may unpark actors).
+  // Schedule a callback at a date (runs between actors' turns; it may unpark actors).
   void at(Tick date, std::function<void()> callback);
   // Run until every task has returned, or stop_all() was called. Rethrows the
   // first exception raised by a task; a deadlock is a SimulationError.
@@ -72,11 +135,23 @@ class Simulation {
   // End the simulation now: every task still alive is unwound (RAII runs).
   // Call from inside a task (e.g. a timekeeper at the end of the window).
   void stop_all();
-  Tick now() const;
+  Tick now() const { return clock_.now; }
+  // Reference mode (see the header comment); set before run(). New
+  // simulations start in the process-wide default (false unless set: the
+  // CLI's --reference-order and the equivalence tests set it).
+  void set_reference_order(bool on) { clock_.reference = on; }
+  static void set_default_reference_order(bool on);
+  static bool default_reference_order();
+  bool reference_order() const { return clock_.reference; }
+  // Hand-offs between actors so far (SimGrid context switches through the
+  // calendar), and turns taken without one (the shortcut): for benchmarks.
+  std::uint64_t handoffs() const;
+  std::uint64_t shortcuts() const;
 
  private:
   friend class Actor;
   struct Impl;
+  ClockState clock_;
   std::unique_ptr<Impl> impl_;
   std::vector<std::unique_ptr<Actor>> actors_;
 };

@@ -17,7 +17,6 @@ using machine::Task;
 namespace {
 
 constexpr Tick kNotFinal = std::numeric_limits<Tick>::max();  // IN_WAKEUP: result not stored yet
-constexpr Tick kMaxEntrySkew = 1 * kTicksPerUs;
 
 // How long a spinning reader waits before it looks again (spin_unlock_wait,
 // get_queue_result): about one line transfer, the earliest it could see a change.
@@ -486,16 +485,7 @@ void SemKernel::cs_released(Task& t) {
 
 int SemKernel::do_semtimedop(Task& t, std::span<const Sembuf> sops, const Tick* timeout) {
   InFunc body(t, Func::SysSemtimedop);
-  // No task enters the kernel far ahead of simulated time (user time it
-  // charged, e.g. a think time): the array lines it reads first are then
-  // requested roughly in time order, instead of pushing the other tasks'
-  // earlier requests behind a transfer dated in their future (a cache line
-  // serialises requests in the order they are made). Skews below
-  // kMaxEntrySkew are left alone: a tight loop pays no extra event.
-  if (precise_)
-    sched_point(t, "syscall");
-  else if (t.actor != nullptr && t.cursor - t.actor->now() > kMaxEntrySkew)
-    t.sync();
+  sched_point(t, "syscall");
   // copy_from_user, the sops scan, security hooks: the lumped kernel path.
   t.charge(topo_.params().semop_kernel_path);
   if (const int err = check_semop_nsops(sops.size(), kSemopmDefault); err != 0) return err;

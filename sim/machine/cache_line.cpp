@@ -1,6 +1,9 @@
 #include "machine/cache_line.hpp"
 
 #include <algorithm>
+#include <string>
+
+#include "core/errors.hpp"
 
 namespace semsim::machine {
 
@@ -13,6 +16,11 @@ std::uint64_t LineStats::misses() const {
 Tick CacheLine::access(const Topology& topo, int cpu, Access kind, Tick t) {
   const auto& costs = topo.params();
   const auto ucpu = static_cast<std::size_t>(cpu);
+  if (t < last_request_)
+    throw SimulationError("time order: line '" + name_ + "' got a request dated " +
+                          std::to_string(ticks_to_ns(t)) + " ns after one dated " +
+                          std::to_string(ticks_to_ns(last_request_)) + " ns");
+  last_request_ = t;
   ++stats_.accesses;
   const Tick op_cost = kind == Access::Rmw ? costs.atomic_rmw : costs.l1_hit;
   // Hits: the line is already here in a state that allows the access.

@@ -7,6 +7,12 @@
 // a fetch from memory (at the NUMA distance of the line's home node, if it has one). Hot lines
 // therefore queue by themselves: that is where most of the scaling story comes from (lock words,
 // shared sem_otime, two semaphores false-sharing one line).
+//
+// Time order: requests reach a line in the order of their dates (the time
+// core guarantees it: machine/task.hpp), and access() checks it: a request
+// dated before the line's latest one is a SimulationError, never a silent
+// queue behind a transfer that has not happened yet. The coherence state
+// changes at the request's date.
 #pragma once
 
 #include <array>
@@ -34,8 +40,10 @@ class CacheLine {
   CacheLine() = default;
   explicit CacheLine(std::string name) : name_(std::move(name)) {}
 
-  // A request by `cpu` issued at t; returns when it completes.
+  // A request by `cpu` issued at t (no earlier than the line's latest
+  // request); returns when it completes.
   Tick access(const Topology& topo, int cpu, Access kind, Tick t);
+  Tick last_request() const { return last_request_; }
   // The line is kept busy until t by traffic the caller accounts for itself
   // (e.g. the re-reads of every ticket-lock spinner after a release).
   void occupy_until(Tick t) {
@@ -66,6 +74,7 @@ class CacheLine {
   int home_node_ = -1;
   std::bitset<kMaxCpus> sharers_;
   Tick busy_until_ = 0;
+  Tick last_request_ = 0;
   LineStats stats_;
 };
 

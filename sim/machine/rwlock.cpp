@@ -5,18 +5,11 @@
 namespace semsim::machine {
 
 void RwLock::read_lock(const Topology& topo, Task& task) {
-  task.sync();  // whether a writer holds it is decided at the date we reach it
   InFunc in(task, Func::RawReadLock);
+  // Whether a writer holds it is decided when our atomic completes.
   task.advance_to(line_->access(topo, task.cpu, Access::Rmw, task.cursor));  // lock decl
   ++task.lock_depth;
   if (writer_ == nullptr) {
-    if (write_free_at_ > task.cursor) {
-      // A write release still ahead of us: spin until it lands, then retry the decrement.
-      ++stats_.read.contended;
-      const Tick got = line_->access(topo, task.cpu, Access::Rmw, write_free_at_);
-      stats_.read.wait += got - task.cursor;
-      task.advance_to(got);
-    }
     readers_.push_back({&task, task.cursor});
     stats_.max_readers = std::max<std::uint64_t>(stats_.max_readers, readers_.size());
     return;
@@ -27,9 +20,6 @@ void RwLock::read_lock(const Topology& topo, Task& task) {
 }
 
 void RwLock::read_unlock(const Topology& topo, Task& task) {
-  // Unlike spin_unlock, the release is an RMW whose order among the other
-  // readers' RMWs decides who pulls the line from whom: issue it in time order.
-  task.sync();
   InFunc in(task, Func::RawRwUnlock);
   auto it = std::find_if(readers_.begin(), readers_.end(),
                          [&](const Reader& r) { return r.task == &task; });
@@ -39,26 +29,18 @@ void RwLock::read_unlock(const Topology& topo, Task& task) {
     readers_.erase(it);
   }
   --task.lock_depth;
-  const Tick released = line_->access(topo, task.cpu, Access::Rmw, task.cursor);  // lock incl
-  task.advance_to(released);
-  read_free_at_ = std::max(read_free_at_, released);
-  if (readers_.empty() && !waiting_writers_.empty()) grant_writer(topo, read_free_at_);
+  task.advance_to(line_->access(topo, task.cpu, Access::Rmw, task.cursor));  // lock incl
+  // Readers that left while our RMW was in flight may have granted it already.
+  if (readers_.empty() && writer_ == nullptr && !waiting_writers_.empty())
+    grant_writer(topo, task.cursor);
 }
 
 void RwLock::write_lock(const Topology& topo, Task& task) {
-  task.sync();
   InFunc in(task, Func::RawWriteLock);
   task.advance_to(
       line_->access(topo, task.cpu, Access::Rmw, task.cursor));  // lock sub RW_LOCK_BIAS
   ++task.lock_depth;
   if (writer_ == nullptr && readers_.empty() && waiting_writers_.empty()) {
-    const Tick free = std::max(write_free_at_, read_free_at_);
-    if (free > task.cursor) {
-      ++stats_.write.contended;
-      const Tick got = line_->access(topo, task.cpu, Access::Rmw, free);
-      stats_.write.wait += got - task.cursor;
-      task.advance_to(got);
-    }
     writer_ = &task;
     writer_since_ = task.cursor;
     return;
@@ -69,16 +51,14 @@ void RwLock::write_lock(const Topology& topo, Task& task) {
 }
 
 void RwLock::write_unlock(const Topology& topo, Task& task) {
-  task.sync();
   InFunc in(task, Func::RawRwUnlock);
   ++stats_.write.acquisitions;
   stats_.write.hold += task.cursor - writer_since_;
   --task.lock_depth;
-  const Tick released =
-      line_->access(topo, task.cpu, Access::Rmw, task.cursor);  // lock add RW_LOCK_BIAS
-  task.advance_to(released);
+  task.advance_to(
+      line_->access(topo, task.cpu, Access::Rmw, task.cursor));  // lock add RW_LOCK_BIAS
+  const Tick released = task.cursor;
   writer_ = nullptr;
-  write_free_at_ = released;
   if (!waiting_readers_.empty()) {
     // Reader preference: every spinning reader retries its decrement; the
     // retries are serialised on the line, one transfer each, in FIFO order.

@@ -9,11 +9,13 @@
 // line ping-pongs between readers. write_lock subtracts the bias and succeeds
 // only when no reader holds the lock; write_unlock adds it back (another RMW).
 //
-// Same calling convention and parking model as Spinlock: lock calls sync()
-// the task to its cursor first (and so do the unlocks: their RMWs must reach
-// the line in time order for the ping-pong to come out right), waiters park on their own token and
-// the releaser computes when each of them observes the lock and unparks it then. Waiting is
-// accounted as spin time (_raw_read_lock / _raw_write_lock).
+// Same calling convention and parking model as Spinlock: every operation
+// happens at the task's cursor, in time order (machine/task.hpp), so the RMWs
+// reach the line in the order of their dates and the ping-pong comes out
+// right; waiters park on their own token and the releaser computes when each
+// of them observes the lock (at its own date: the retries it issues for them
+// are dated at the release) and unparks it then. Waiting is accounted as spin
+// time (_raw_read_lock / _raw_write_lock).
 //
 // Model choices (assumptions, stated here):
 //  - Reader preference, as the pre-qrwlock x86 rwlock: a waiting writer does
@@ -82,8 +84,6 @@ class RwLock {
   Task* writer_ = nullptr;
   Tick writer_since_ = 0;
   std::vector<Reader> readers_;  // inside now (small: linear search, no pointer hashing)
-  Tick write_free_at_ = 0;  // a write release computed ahead of simulated time takes effect then
-  Tick read_free_at_ = 0;   // when the last reader's release lands
   std::deque<Waiter> waiting_readers_, waiting_writers_;
   RwLockStats stats_;
 };

@@ -176,6 +176,11 @@ void Scheduler::block(Task& task) {
   }
   ++task.voluntary_switches;
   switch_out(task);
+  if (task.wake_pending) {
+    // Woken while it switched out: schedule() finds it TASK_RUNNING again.
+    task.wake_pending = false;
+    return;
+  }
   task.state = TaskState::Blocked;
   dispatch_next(task.cpu, task.cursor);
   task.actor->park();  // wake() + dispatch set our cursor and unpark us
@@ -223,8 +228,9 @@ void Scheduler::wake(Task& waker, Task& wakee) {
   const Tick no_kick = p.ipi < p.wakeup_waker ? p.wakeup_waker - p.ipi : p.wakeup_waker;
   if (wakee.state != TaskState::Blocked) {
     // try_to_wake_up() finds it TASK_RUNNING: it has not reached schedule() yet.
-    waker.charge(no_kick);
+    // Marked before the waker's cost is charged: the wakee may block meanwhile.
     if (wakee.state == TaskState::Running) wakee.wake_pending = true;
+    waker.charge(no_kick);
     return;
   }
   const int target = pick_cpu_for_wakeup(waker, wakee);

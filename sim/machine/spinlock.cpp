@@ -16,8 +16,6 @@ void Spinlock::set_markov_oracle(Tick serial, Tick per_waiter) {
 }
 
 void Spinlock::lock(const Topology& topo, Task& task) {
-  // Catch up with simulated time first: whether the lock is free is decided
-  // at the date we reach it, after every earlier event.
   task.sync();
   InFunc in(task, Func::RawSpinLock);
   ++task.lock_depth;
@@ -33,18 +31,10 @@ void Spinlock::lock(const Topology& topo, Task& task) {
     return;
   }
   // Ticket: fetch-and-add on the tail; queued: cmpxchg on the lock word, or
-  // setting the pending bit, or xchg of the tail.
-  Tick t = line_->access(topo, task.cpu, Access::Rmw, task.cursor);
-  task.advance_to(t);
+  // setting the pending bit, or xchg of the tail. Whether the lock was free is
+  // decided when the atomic completes, after every earlier event.
+  task.advance_to(line_->access(topo, task.cpu, Access::Rmw, task.cursor));
   if (holder_ == nullptr && waiters_.empty()) {
-    if (free_at_ > task.cursor) {
-      // Released at a date still ahead of us: we spin until the store is visible.
-      ++stats_.contended;
-      if (kind_ == LockKind::Queued) ++stats_.pending_path;
-      Tick seen = line_->access(topo, task.cpu, Access::Read, free_at_);
-      stats_.wait += seen - task.cursor;
-      task.advance_to(seen);
-    }
     holder_ = &task;
     acquired_at_ = task.cursor;
     return;
@@ -64,7 +54,20 @@ void Spinlock::lock(const Topology& topo, Task& task) {
     }
   }
   waiters_.push_back(w);
-  task.actor->park();  // the releaser sets our cursor to the hand-off date and unparks us then
+  // unlock() makes us the holder, dates our cursor to when we see the release
+  // and unparks us then.
+  task.actor->park();
+  if (kind_ == LockKind::Queued) {
+    // We see the release: claim the lock word with an atomic
+    // (clear_pending_set_locked / set_locked), at our own date.
+    task.advance_to(line_->access(topo, task.cpu, Access::Rmw, task.cursor));
+    // An MCS node that takes the lock makes the node behind it the new head:
+    // its store reaches that CPU one transfer later.
+    if (w.mcs && !waiters_.empty() && waiters_.front().head_at == kNotYet)
+      waiters_.front().head_at = task.cursor + topo.transfer(task.cpu, waiters_.front().task->cpu);
+  }
+  stats_.wait += task.cursor - w.since;
+  acquired_at_ = task.cursor;
 }
 
 void Spinlock::unlock(const Topology& topo, Task& task) {
@@ -72,28 +75,23 @@ void Spinlock::unlock(const Topology& topo, Task& task) {
     oracle_unlock(task);
     return;
   }
-  // The release must happen at its date in simulated time: a contender that
-  // arrives while we hold the lock has to find it held and queue (and count
-  // among the spinners of a ticket hand-off). Without this sync, a holder
-  // that does not sleep inside its critical section would lock and unlock in
-  // one SimGrid step and nobody would ever queue behind it.
-  task.sync();
+  if (holder_ != &task)
+    throw SimulationError("spin_unlock of " + line_->name() + " by a task that does not hold it");
   InFunc in(task, Func::SemUnlock);
   ++stats_.acquisitions;
   stats_.hold += task.cursor - acquired_at_;
   --task.lock_depth;
   // The release is a plain store to the lock word (head++ / locked byte = 0).
-  Tick released = line_->access(topo, task.cpu, Access::Write, task.cursor);
-  task.advance_to(released);
+  // Until it lands the lock reads held: a contender dated before then queues.
+  task.advance_to(line_->access(topo, task.cpu, Access::Write, task.cursor));
+  const Tick released = task.cursor;
   if (waiters_.empty()) {
     holder_ = nullptr;
-    free_at_ = released;
-    last_releaser_ = task.cpu;
     return;
   }
   Waiter next = waiters_.front();
   waiters_.pop_front();
-  Tick granted;
+  Tick seen;
   if (kind_ == LockKind::Ticket) {
     // Every spinner (the next owner among them) re-reads the line; the
     // directory serves them one by one and the next owner's read lands at a
@@ -101,30 +99,22 @@ void Spinlock::unlock(const Topology& topo, Task& task) {
     const auto spinners = waiters_.size() + 1;
     const Tick per_read = topo.transfer(task.cpu, next.task->cpu);
     const auto position = rng_.below(spinners) + 1;
-    granted = released + static_cast<Tick>(position) * per_read;
+    seen = released + static_cast<Tick>(position) * per_read;
     line_->occupy_until(released + static_cast<Tick>(spinners) * per_read);
     line_->add_sharer(next.task->cpu);
     for (const auto& w : waiters_) line_->add_sharer(w.task->cpu);
   } else {
-    // The waiter spinning on the lock word sees the store with one transfer
-    // and claims the lock word with an atomic (clear_pending_set_locked /
-    // set_locked), whatever the number of waiters.
-    const Tick watching = next.head_at == kNotYet ? released : std::max(released, next.head_at);
-    granted = line_->access(topo, next.task->cpu, Access::Rmw, watching);
-    // An MCS node that takes the lock makes the node behind it the new head:
-    // its store reaches that CPU one transfer later.
-    if (next.mcs && !waiters_.empty() && waiters_.front().head_at == kNotYet)
-      waiters_.front().head_at =
-          granted + topo.transfer(next.task->cpu, waiters_.front().task->cpu);
+    // The waiter spinning on the lock word sees the store once it spins there
+    // (an MCS node only once promoted), whatever the number of waiters; it
+    // claims the word itself when it runs again (lock()).
+    seen = next.head_at == kNotYet ? released : std::max(released, next.head_at);
   }
-  stats_.wait += granted - next.since;
   holder_ = next.task;
-  acquired_at_ = granted;
   {
     InFunc spin(*next.task, Func::RawSpinLock);
-    next.task->advance_to(granted);
+    next.task->advance_to(seen);
   }
-  next.task->actor->unpark_at(granted);
+  next.task->actor->unpark_at(seen);
 }
 
 void Spinlock::oracle_unlock(Task& task) {
@@ -147,7 +137,6 @@ void Spinlock::oracle_unlock(Task& task) {
   --task.lock_depth;
   if (waiters_.empty()) {
     holder_ = nullptr;
-    free_at_ = task.cursor;
     return;
   }
   Waiter next = waiters_.front();
@@ -164,7 +153,7 @@ void Spinlock::oracle_unlock(Task& task) {
 
 bool Spinlock::is_locked(const Topology& topo, Task& task) {
   task.advance_to(line_->access(topo, task.cpu, Access::Read, task.cursor));
-  return holder_ != nullptr || free_at_ > task.cursor;
+  return holder_ != nullptr;
 }
 
 }  // namespace semsim::machine

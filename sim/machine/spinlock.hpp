@@ -63,8 +63,8 @@ class Spinlock {
   Spinlock(LockKind kind, CacheLine* line, std::uint64_t seed)
       : kind_(kind), line_(line), rng_(seed) {}
 
-  // spin_lock(): first syncs the task to its cursor. Returns with the
-  // lock held and the task's cursor at the acquisition time.
+  // spin_lock() at the task's cursor. Returns with the lock held and the
+  // task's cursor at the acquisition time.
   void lock(const Topology& topo, Task& task);
   // spin_unlock() at the task's cursor; hands the lock to the next waiter.
   void unlock(const Topology& topo, Task& task);
@@ -95,7 +95,6 @@ class Spinlock {
   Rng rng_;
   Task* holder_ = nullptr;
   Tick acquired_at_ = 0;
-  Tick free_at_ = 0;  // a release computed ahead of simulated time takes effect then
   int last_releaser_ = -1;
   std::deque<Waiter> waiters_;
   LockStats stats_;

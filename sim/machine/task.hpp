@@ -1,12 +1,18 @@
 // A simulated task (thread or process) and where its CPU time goes.
 //
-// A task carries a time cursor: work it has been charged for but not yet
-// slept through. Model code charges costs to the cursor (attributed to the
-// kernel function currently executing, for the perf-like profile) and calls
-// sync() only where another task could observe the order of events: before
-// trying a lock, before blocking. That keeps a semop to a couple of SimGrid
-// calls (issue 8's speed budget) while every shared resource (cache line,
-// lock) still serialises requests in time order.
+// A task carries a time cursor: the date up to which it has been charged.
+// Model code charges costs to the cursor (attributed to the kernel function
+// currently executing, for the perf-like profile).
+//
+// Time order: whenever the running task's cursor moves (charge, advance_to,
+// idle_until), keep_order() lets every pending event of an earlier date run
+// first (core/simulation.hpp). So whatever the task does next -- a cache-line
+// request, a lock operation, a look at a run queue or a wait queue -- happens
+// at its cursor's date after everything dated earlier: every shared resource
+// serves requests in the order of their simulated dates, with no sync() to
+// place by hand. Moving another task's cursor (a releaser dating its waiter's
+// hand-off, a waker dating its wakee) never yields: that task is parked and
+// runs again at that date.
 #pragma once
 
 #include <array>
@@ -121,12 +127,23 @@ struct Task {
     cursor += d;
     time[static_cast<std::size_t>(f)] += d;
     if (cpu_time != nullptr) (*cpu_time)[static_cast<std::size_t>(f)] += d;
+    keep_order();
   }
   // Move the cursor to t without charging CPU time (the task was off-CPU).
   void idle_until(Tick t) {
-    if (t > cursor) cursor = t;
+    if (t > cursor) {
+      cursor = t;
+      keep_order();
+    }
   }
-  void sync() { actor->sleep_until(cursor); }
+  // The running task never executes past the earliest pending event.
+  void keep_order() {
+    if (actor != nullptr && actor->running()) actor->wait_turn(cursor);
+  }
+  // An explicit point of order (e.g. before publishing a flag).
+  void sync() {
+    if (actor != nullptr) actor->wait_turn(cursor);
+  }
 };
 
 // Attributes the charges in a scope to one function (restores the caller's on exit).

