@@ -13,13 +13,16 @@ std::uint64_t LineStats::misses() const {
   return n;
 }
 
+void time_order_violation(const std::string& line, Tick request, Tick latest) {
+  throw SimulationError("time order: line '" + line + "' got a request dated " +
+                        std::to_string(ticks_to_ns(request)) + " ns after one dated " +
+                        std::to_string(ticks_to_ns(latest)) + " ns");
+}
+
 Tick CacheLine::access(const Topology& topo, int cpu, Access kind, Tick t) {
   const auto& costs = topo.params();
   const auto ucpu = static_cast<std::size_t>(cpu);
-  if (t < last_request_)
-    throw SimulationError("time order: line '" + name_ + "' got a request dated " +
-                          std::to_string(ticks_to_ns(t)) + " ns after one dated " +
-                          std::to_string(ticks_to_ns(last_request_)) + " ns");
+  if (t < last_request_) time_order_violation(name_, t, last_request_);
   last_request_ = t;
   ++stats_.accesses;
   const Tick op_cost = kind == Access::Rmw ? costs.atomic_rmw : costs.l1_hit;

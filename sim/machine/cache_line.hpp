@@ -28,6 +28,9 @@ constexpr int kMaxCpus = 256;
 
 enum class Access : std::uint8_t { Read, Write, Rmw };
 
+// Throws the SimulationError of a request that breaks time order.
+[[noreturn]] void time_order_violation(const std::string& line, Tick request, Tick latest);
+
 struct LineStats {
   std::uint64_t accesses = 0, hits = 0, from_memory = 0;
   std::array<std::uint64_t, kDistanceClasses> transfers{};  // misses served by a cache, by distance

@@ -70,7 +70,7 @@ void RwLock::write_unlock(const Topology& topo, Task& task) {
         InFunc spin(*w.task, Func::RawReadLock);
         w.task->advance_to(got);
       }
-      w.task->actor->unpark_at(got);
+      w.task->resume_at_cursor();
     }
     waiting_readers_.clear();
     stats_.max_readers = std::max<std::uint64_t>(stats_.max_readers, readers_.size());
@@ -90,7 +90,7 @@ void RwLock::grant_writer(const Topology& topo, Tick from) {
     InFunc spin(*next.task, Func::RawWriteLock);
     next.task->advance_to(got);
   }
-  next.task->actor->unpark_at(got);
+  next.task->resume_at_cursor();
 }
 
 }  // namespace semsim::machine

@@ -146,7 +146,7 @@ void Scheduler::dispatch_next(int cpu, Tick t) {
     next->charge(switch_in_refill(*next, cpu));
   }
   next->slice_start = next->cursor;
-  next->actor->unpark_at(next->cursor);
+  next->resume_at_cursor();
 }
 
 void Scheduler::switch_out(Task& task) {
@@ -254,7 +254,7 @@ void Scheduler::wake(Task& waker, Task& wakee) {
     }
     wakee.slice_start = wakee.cursor;
     wakee.protected_until = wakee.cursor + p.wakeup_protection;
-    wakee.actor->unpark_at(wakee.cursor);
+    wakee.resume_at_cursor();
     return;
   }
   if (wakee.cpu != target) ++wakee.migrations;

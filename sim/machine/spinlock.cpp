@@ -114,7 +114,7 @@ void Spinlock::unlock(const Topology& topo, Task& task) {
     InFunc spin(*next.task, Func::RawSpinLock);
     next.task->advance_to(seen);
   }
-  next.task->actor->unpark_at(seen);
+  next.task->resume_at_cursor();
 }
 
 void Spinlock::oracle_unlock(Task& task) {
@@ -148,7 +148,7 @@ void Spinlock::oracle_unlock(Task& task) {
     InFunc spin(*next.task, Func::RawSpinLock);
     next.task->advance_to(task.cursor);
   }
-  next.task->actor->unpark_at(task.cursor);
+  next.task->resume_at_cursor();
 }
 
 bool Spinlock::is_locked(const Topology& topo, Task& task) {

@@ -140,6 +140,10 @@ struct Task {
   void keep_order() {
     if (actor != nullptr && actor->running()) actor->wait_turn(cursor);
   }
+  // A parked task runs again at its cursor (dated by whoever wakes it, after
+  // any interruption that landed in its wait): never earlier, or its next
+  // request would be dated after others it has not seen yet.
+  void resume_at_cursor() { actor->unpark_at(cursor); }
   // An explicit point of order (e.g. before publishing a flag).
   void sync() {
     if (actor != nullptr) actor->wait_turn(cursor);

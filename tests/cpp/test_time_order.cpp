@@ -1,0 +1,218 @@
+// Time order (core/simulation.hpp, machine/task.hpp, machine/cache_line.hpp):
+// the calendar's semantics, the line's order check, and the equivalence of the
+// fast path with the reference mode (no shortcut: every turn through the
+// calendar) on every generation, every shipped workload and oversubscription.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "config/machine_config.hpp"
+#include "config/scenario.hpp"
+#include "core/errors.hpp"
+#include "core/simulation.hpp"
+#include "driver/simulate.hpp"
+#include "ipc/kernel_policy.hpp"
+#include "machine/cache_line.hpp"
+#include "machine/task.hpp"
+
+namespace semsim {
+namespace {
+
+using core::Actor;
+using core::Simulation;
+
+// Restores the process-wide default on scope exit (tests share a process).
+struct ReferenceOrder {
+  explicit ReferenceOrder(bool on) { Simulation::set_default_reference_order(on); }
+  ~ReferenceOrder() { Simulation::set_default_reference_order(false); }
+};
+
+TEST(TimeOrder, EventsOfOneDateRunInTheOrderTheyWereMade) {
+  for (bool reference : {false, true}) {
+    Simulation sim;
+    sim.set_reference_order(reference);
+    std::vector<std::string> log;
+    for (int i = 0; i < 3; ++i)
+      sim.spawn(fmt::format("a{}", i), [&log, i](Actor& self) {
+        log.push_back(fmt::format("start{}", i));
+        self.wait_turn(100);
+        log.push_back(fmt::format("t100:{}", i));
+        self.wait_turn(100 + 10 * (3 - i));  // later actors wake earlier
+        log.push_back(fmt::format("end{}@{}", i, self.now()));
+      });
+    sim.at(100, [&log] { log.push_back("timer100"); });
+    sim.run();
+    const std::vector<std::string> want = {"start0", "start1", "start2",   "timer100", "t100:0",
+                                           "t100:1", "t100:2", "end2@110", "end1@120", "end0@130"};
+    EXPECT_EQ(log, want) << "reference " << reference;
+  }
+}
+
+TEST(TimeOrder, TheEarliestActorRunsAheadWithoutAHandOff) {
+  Simulation sim;
+  sim.spawn("alone", [](Actor& self) {
+    for (Tick t = 1; t <= 1000; ++t) self.wait_turn(t);
+  });
+  sim.spawn("late", [](Actor& self) { self.wait_turn(5000); });
+  sim.run();
+  EXPECT_EQ(sim.now(), 5000);
+  // Only the first turn (both start at 0) and the ends are hand-offs.
+  EXPECT_GE(sim.shortcuts(), 999u);
+  EXPECT_LE(sim.handoffs(), 4u);
+}
+
+TEST(TimeOrder, ParkAndUnparkAtADate) {
+  Simulation sim;
+  Actor* sleeper = nullptr;
+  Tick woke = -1;
+  sleeper = &sim.spawn("sleeper", [&woke](Actor& self) {
+    self.park();
+    woke = self.now();
+  });
+  sim.spawn("waker", [&sleeper](Actor& self) {
+    self.wait_turn(40);
+    sleeper->unpark_at(75);
+    self.wait_turn(200);
+  });
+  sim.run();
+  EXPECT_EQ(woke, 75);
+}
+
+TEST(TimeOrder, AnUnparkBeforeTheParkLetsItReturnAtOnce) {
+  Simulation sim;
+  Actor* target = nullptr;
+  Tick returned = -1;
+  target = &sim.spawn("target", [&returned](Actor& self) {
+    self.wait_turn(50);  // the unpark at 10 arrives while it waits here
+    self.park();
+    returned = self.now();
+  });
+  sim.spawn("early", [&target](Actor& self) {
+    self.wait_turn(10);
+    target->unpark();
+  });
+  sim.run();
+  EXPECT_EQ(returned, 50);
+}
+
+TEST(TimeOrder, EveryTaskParkedIsADeadlock) {
+  Simulation sim;
+  sim.spawn("a", [](Actor& self) { self.park(); });
+  sim.spawn("b", [](Actor& self) {
+    self.wait_turn(10);
+    self.park();
+  });
+  EXPECT_THROW(sim.run(), SimulationError);
+}
+
+TEST(TimeOrder, AClockThatStopsEndsTheRun) {
+  Simulation sim;
+  sim.spawn("spin", [](Actor& self) {
+    for (;;) self.wait_turn(7);  // a loop whose costs round to 0 ticks
+  });
+  try {
+    sim.run();
+    FAIL() << "expected a SimulationError";
+  } catch (const SimulationError& e) {
+    EXPECT_NE(std::string(e.what()).find("no progress"), std::string::npos) << e.what();
+  }
+}
+
+TEST(TimeOrder, ALineRefusesARequestDatedBeforeItsLatest) {
+  auto params = config::load_machine("laptop-4");
+  machine::Topology topo(params);
+  machine::CacheLine line("hot");
+  line.access(topo, 0, machine::Access::Write, 1000);
+  line.access(topo, 1, machine::Access::Read, 1000);  // same date: fine
+  EXPECT_THROW(line.access(topo, 2, machine::Access::Read, 999), SimulationError);
+}
+
+// A task's cursor moves let every earlier event run first: two tasks charging
+// in turn see the shared value in the order of their dates.
+TEST(TimeOrder, ChargesInterleaveByDate) {
+  Simulation sim;
+  std::vector<std::pair<Tick, int>> seen;
+  std::deque<machine::Task> tasks(2);
+  for (int i = 0; i < 2; ++i) {
+    auto& t = tasks[static_cast<std::size_t>(i)];
+    t.id = i;
+    t.actor = &sim.spawn(fmt::format("t{}", i), [&t, &seen, i](Actor&) {
+      for (int k = 0; k < 5; ++k) {
+        t.charge(i == 0 ? 30 : 70);
+        seen.emplace_back(t.cursor, i);
+      }
+    });
+  }
+  sim.run();
+  for (std::size_t k = 1; k < seen.size(); ++k)
+    EXPECT_LE(seen[k - 1].first, seen[k].first) << "entry " << k;
+  EXPECT_EQ(seen.size(), 10u);
+}
+
+// --- Fast path against reference mode ----------------------------------------
+
+Json load_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  return Json::parse(in);
+}
+
+std::string simulate_bytes(const Json& doc, bool reference) {
+  ReferenceOrder mode(reference);
+  return driver::simulate(parse_scenario(doc)).dump();
+}
+
+// Every shipped scenario (they cover every workload), short, on a 4-CPU
+// preset with more threads than CPUs, under every generation.
+TEST(TimeOrder, FastPathMatchesReferenceModeOnEveryGenerationAndWorkload) {
+  const std::filesystem::path dir = std::filesystem::path(SEMSIM_SOURCE_DIR) / "scenarios/host";
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().extension() == ".json") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  ASSERT_GE(files.size(), 10u);
+  int compared = 0;
+  for (const auto& policy : ipc::generations()) {
+    for (const auto& file : files) {
+      Json doc = load_file(file);
+      doc["machine"] = "laptop-4";
+      doc["kernel"] = policy.id;
+      doc["duration_ms"] = 0.15;
+      doc["warmup_ms"] = 0.05;
+      doc["repeats"] = 1;
+      auto& w = doc["workload"];
+      if (w["type"] == "sem-lockunlock") w["loops"] = 200;
+      // Up to twice the CPUs (oversubscribed), from the file's own counts.
+      Json threads = Json::array();
+      for (const auto& n : doc["threads"])
+        if (n.get<int>() <= 8) threads.push_back(n);
+      doc["threads"] = threads;
+      const auto fast = simulate_bytes(doc, false);
+      const auto reference = simulate_bytes(doc, true);
+      EXPECT_EQ(fast, reference) << policy.id << " " << file.filename();
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, static_cast<int>(ipc::generations().size() * files.size()));
+}
+
+// The many-core case the time core was rebuilt for: a hot array line shared
+// by 64 CPUs, with OS noise and wake-up jitter from the host-default preset.
+TEST(TimeOrder, FastPathMatchesReferenceModeOnManyCores) {
+  for (const char* kernel : {"global_lock", "per_sem_lock_rc", "hysteresis"}) {
+    Json doc = Json::parse(R"({
+      "name": "many", "machine": "box-64",
+      "workload": {"type": "semop-multi", "semaphores": 16, "pattern": "stride"},
+      "threads": [64, 96], "duration_ms": 0.1, "warmup_ms": 0.02, "seed": 3, "repeats": 1})");
+    doc["kernel"] = kernel;
+    EXPECT_EQ(simulate_bytes(doc, false), simulate_bytes(doc, true)) << kernel;
+  }
+}
+
+}  // namespace
+}  // namespace semsim
