@@ -68,7 +68,7 @@ def _read_lines(path: Path) -> tuple[list[str], str]:
         raise InputError(f"machine import: {path}: not a file")
     data = path.read_bytes()
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         _fail(path, "not a text file (not UTF-8)")
     return text.splitlines(), hashlib.sha256(data).hexdigest()

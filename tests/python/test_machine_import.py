@@ -321,6 +321,7 @@ def test_bad_input_is_one_line_with_exit_2(tmp_path, capsys):
     assert "--ghz" in error_of(capsys, good, "--format", "nviennot", "--ghz", "-1")
     assert "--costs-from" in error_of(capsys, good, "--format", "nviennot", "--costs-from", "no-such")
     assert "--format" in error_of(capsys, good)  # required
+    assert cli.main(["machine"]) == 2 and "an action is required" in capsys.readouterr().err
 
 
 # ----------------------------------------------------------------------------- the shared files
@@ -408,3 +409,45 @@ def test_importer_against_the_published_figures_carried_in_validation():
     # taken over a wider set of pairs (Kunpeng 920, 5900X).
     assert len(ok) >= 57
     assert all(r["found"] for r in check.mctop_rows(DATA))
+
+
+# ----------------------------------------------------------------------------- the committed presets
+
+
+def _preset(name):
+    return json.loads((REPO / "cpu_models" / f"{name}.json").read_text())
+
+
+def test_committed_matrices_hold_the_carried_mctop_levels():
+    """Without the shared data: the presets' matrices are the published levels of
+    validation/machine-import/mctop_figures.csv at the file's clock, with their pair counts."""
+    import csv
+
+    with open(REPO / "validation" / "machine-import" / "mctop_figures.csv", encoding="utf-8") as f:
+        rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
+    for name in ("opteron-48", "westmere-ex-160"):
+        model = _preset(name)
+        ghz = float(next(r["value"] for r in rows if r["machine"] == name and r["figure"] == "clock_ghz"))
+        assert model["clock_ghz"]["value"] == ghz
+        levels = {float(r["value"]): int(r["pairs"]) for r in rows
+                  if r["machine"] == name and r["figure"] == "c2c_latency_level_cycles"}
+        counts: dict[float, int] = {}
+        for i, row in enumerate(model["latency_matrix_ns"]["matrix"]):
+            for j, ns in enumerate(row):
+                if i != j:
+                    cycles = min(levels, key=lambda c: abs(c / ghz - ns))
+                    assert ns == pytest.approx(cycles / ghz, abs=0.006), (name, i, j)
+                    counts[cycles] = counts.get(cycles, 0) + 1
+        assert counts == levels
+        local = float(next(r["value"] for r in rows if r["machine"] == name and r["figure"] == "local_memory_cycles_median"))
+        assert model["memory_latency_ns"]["value"] == pytest.approx(local / ghz, abs=0.006)
+
+
+def test_westmere_160_extends_westmere_80():
+    w80, w160 = _preset("westmere-ex-80"), _preset("westmere-ex-160")
+    assert w160["provenance"]["cpu_map"][:80] == w80["provenance"]["cpu_map"]
+    m80, m160 = w80["latency_matrix_ns"]["matrix"], w160["latency_matrix_ns"]["matrix"]
+    assert all(m160[i][:80] == m80[i] for i in range(80))
+    assert all(m160[c][c + 80] == w160["latency_ns"]["smt"]["value"] for c in range(80))
+    assert w160["numa_distance"] == w80["numa_distance"]
+    assert w160["costs_ns"] == w80["costs_ns"]
