@@ -13,6 +13,7 @@
   semsim run ... --profile [--folded FILE]
   semsim list
   semsim validate SCENARIO.json [--set ...]
+  semsim machine import MATRIX --format mctop|nviennot [--ghz F] [--name NAME] [-o OUT.json] [...]
   semsim --version
 
 Bad input of any kind prints one line, ``semsim: error: <message>``, to stderr
@@ -142,6 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true", help="shorter probes (less precise)")
 
     cli_extra.add_parsers(sub)
+    _add_machine_parser(sub)
     sub.add_parser("list", help="list machines, kernel generations and workloads")
 
     p = sub.add_parser("validate", help="check a scenario; prints 'ok: <name>' or the error")
@@ -503,6 +505,67 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_machine_parser(sub: Any) -> None:
+    p = sub.add_parser("machine", help="machine models: import one from a measured core-to-core latency matrix")
+    msub = p.add_subparsers(dest="machine_command", metavar="ACTION")
+    p = msub.add_parser(
+        "import",
+        help="build a machine model from a core-to-core latency matrix (mctop or nviennot layout)",
+        description="Builds a machine model from a measured core-to-core latency matrix: topology from the "
+                    "latency clusters (or the flags), the whole matrix as latency_matrix_ns, memory latency "
+                    "where the file has it, the other costs from a preset. See cpu_models/README.md.",
+    )
+    p.add_argument("matrix", metavar="MATRIX", help="the matrix file (reference/data/mctop/*.csv, c2c_nviennot/*.csv)")
+    p.add_argument("--format", required=True, choices=("mctop", "nviennot"),
+                   help="mctop: rows table,i,j,value in cycles; nviennot: rows cpu_i,cpu_j,latency_ns")
+    p.add_argument("--ghz", type=float, default=None, help="clock in GHz (default: the one the file states)")
+    p.add_argument("--name", default=None, help="model name (default: the stem of -o, else of MATRIX)")
+    p.add_argument("-o", "--output", default=None, metavar="OUT.json", help="write the model here instead of stdout")
+    p.add_argument("--costs-from", default=None, metavar="PRESET",
+                   help="preset (or machine file) for what the matrix cannot give (default: uniform-64)")
+    p.add_argument("--sockets", type=int, default=None, help="socket count (default: the file's, else inferred)")
+    p.add_argument("--smt", choices=("yes", "no"), default=None,
+                   help="whether the closest CPUs are SMT siblings (default: the file's statement, else inferred)")
+    p.add_argument("--drop-smt", action="store_true", help="one model CPU per core (its lowest-numbered thread)")
+    p.add_argument("--topology", default=None, metavar="S,D,C,T",
+                   help="give the topology instead of inferring it; the file's CPU ids follow --numbering")
+    p.add_argument("--numbering", choices=("linux", "smt-adjacent"), default=None,
+                   help="the model's CPU numbering (default: the file's if it is one of them, else smt-adjacent)")
+    p.add_argument("--gap", type=float, default=None, help="relative gap that splits latency classes (default 0.15)")
+    p.add_argument("--description", default=None, help="one-line description (default: from the file header)")
+    p.add_argument("--note", default=None, help="text appended to the topology's source (what the clusters mean)")
+
+
+def _cmd_machine(args: argparse.Namespace) -> int:
+    from . import machine_import as mi
+
+    if args.machine_command != "import":
+        raise UsageError("machine: an action is required: import (or machine --help)")
+    topology = None
+    if args.topology is not None:
+        try:
+            topology = tuple(int(x) for x in args.topology.split(","))
+        except ValueError:
+            topology = ()
+    name = args.name
+    if name is None and args.output:
+        stem = Path(args.output).stem
+        name = stem if mi._NAME_RE.match(stem) else None
+    model = mi.import_matrix(
+        args.matrix, args.format, ghz=args.ghz, name=name, description=args.description,
+        costs_from=args.costs_from or mi.DEFAULT_COSTS_FROM, gap=mi.DEFAULT_GAP if args.gap is None else args.gap,
+        smt=None if args.smt is None else args.smt == "yes", sockets=args.sockets, topology=topology,
+        numbering=args.numbering, drop_smt=args.drop_smt, note=args.note)
+    text = mi.dump(model)
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+        sys.stderr.write(f"wrote {args.output}: {mi.summary(model)}\n")
+    else:
+        sys.stdout.write(text)
+        sys.stderr.write(mi.summary(model) + "\n")
+    return 0
+
+
 _COMMANDS = {
     "run": _cmd_run,
     "native": _cmd_native,
@@ -514,6 +577,7 @@ _COMMANDS = {
     "bench": cli_extra.cmd_bench,
     "list": _cmd_list,
     "validate": _cmd_validate,
+    "machine": _cmd_machine,
 }
 
 

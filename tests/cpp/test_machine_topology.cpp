@@ -29,6 +29,18 @@ Tick preset_latency(const config::MachineParams& m, const std::string& cls) {
   return ns_to_ticks(m.raw.at("latency_ns").at(cls).at("value").get<double>());
 }
 
+// What the preset file says one transfer from CPU a to CPU b costs: its measured
+// matrix entry if it carries one (imported models), else its class latency.
+Tick preset_transfer(const config::MachineParams& m, int a, int b, const std::string& cls) {
+  if (m.raw.contains("latency_matrix_ns"))
+    return ns_to_ticks(m.raw.at("latency_matrix_ns")
+                           .at("matrix")
+                           .at(static_cast<std::size_t>(a))
+                           .at(static_cast<std::size_t>(b))
+                           .get<double>());
+  return preset_latency(m, cls);
+}
+
 struct Transfer {
   Tick cost;
   machine::LineStats stats;
@@ -64,7 +76,7 @@ void expect_transfer(const config::MachineParams& m, int from, int to, Distance 
                ")");
   Topology topo(m);
   ASSERT_EQ(topo.distance(from, to), cls);
-  const Tick expected = preset_latency(m, key);
+  const Tick expected = preset_transfer(m, from, to, key);
   // A load of a line Modified elsewhere: one transfer.
   auto read = measure(topo, from, to, Access::Read);
   EXPECT_EQ(read.cost, expected);
@@ -99,21 +111,40 @@ TEST(MachineTopology, TransfersCostWhatThePresetSays) {
   expect_transfer(opteron, 0, 12, Distance::OneHop, "one_hop");
   expect_transfer(opteron, 0, 18, Distance::TwoHops, "two_hops");
   expect_transfer(opteron, 47, 0, Distance::TwoHops, "two_hops");
+  // opteron-48 carries mctop's matrix: the package mate (die 1) costs its measured
+  // 197 cycles, not the one_hop class's 217, while the counters still say one_hop.
+  Topology topo(opteron);
+  EXPECT_TRUE(topo.has_latency_matrix());
+  EXPECT_EQ(topo.transfer(0, 6), ns_to_ticks(93.81));    // 197 cycles / 2.1 GHz
+  EXPECT_EQ(topo.transfer(0, 12), ns_to_ticks(103.33));  // 217 cycles / 2.1 GHz
+  EXPECT_EQ(topo.class_latency(Distance::OneHop), ns_to_ticks(103.33));
 }
 
 TEST(MachineTopology, UncachedLineComesFromMemoryAtItsNumaDistance) {
-  const auto opteron = config::load_machine("opteron-48");
-  Topology topo(opteron);
+  // box-64 gives no numa_distance: the default, 10 + 10 per socket hop (westmere's hop graph).
+  const auto box = config::load_machine("box-64");
+  Topology topo(box);
   CacheLine local("local"), remote("remote");
-  remote.set_home_node(3);  // two hops from CPU 0's die
-  EXPECT_EQ(local.access(topo, 0, Access::Read, 0), opteron.memory_latency);
-  EXPECT_EQ(remote.access(topo, 0, Access::Read, 0), opteron.memory_latency * 30 / 10);
+  remote.set_home_node(1);  // two hops from CPU 0's socket
+  EXPECT_EQ(local.access(topo, 0, Access::Read, 0), box.memory_latency);
+  EXPECT_EQ(remote.access(topo, 0, Access::Read, 0), box.memory_latency * 30 / 10);
   EXPECT_EQ(local.stats().from_memory, 1U);
   EXPECT_EQ(topo.numa_nodes(), 8);
   EXPECT_EQ(topo.numa_distance(0, 0), 10);
-  EXPECT_EQ(topo.numa_distance(0, 1), 20);
-  EXPECT_EQ(topo.numa_distance(0, 3), 30);
-  EXPECT_EQ(topo.numa_node(13), 2);
+  EXPECT_EQ(topo.numa_distance(0, 4), 20);
+  EXPECT_EQ(topo.numa_distance(0, 1), 30);
+  EXPECT_EQ(topo.numa_node(13), 5);  // linux numbering: CPU 13 is on socket 13 % 8
+  // opteron-48 carries mctop's measured distances (memory latency to each node over
+  // the local one, x 10): die 3, two hops from die 0, is 24, not the default 30.
+  const auto opteron = config::load_machine("opteron-48");
+  Topology otopo(opteron);
+  CacheLine far("far");
+  far.set_home_node(3);
+  EXPECT_EQ(otopo.numa_distance(0, 0), 10);
+  EXPECT_EQ(otopo.numa_distance(0, 1), 17);
+  EXPECT_EQ(otopo.numa_distance(0, 3), 24);
+  EXPECT_EQ(far.access(otopo, 0, Access::Read, 0), opteron.memory_latency * 24 / 10);
+  EXPECT_EQ(otopo.numa_node(13), 2);
 }
 
 // The README's numbering formulas, written out independently of Topology.
@@ -156,14 +187,17 @@ TEST(MachineTopology, EveryPresetLoadsValidatesAndIsNumberedAsTheReadmeSays) {
       ASSERT_EQ(core_in_die, want.core) << "cpu " << cpu;
       ASSERT_EQ(got.smt, want.thread) << "cpu " << cpu;
     }
-    // Every pair's transfer is the class latency the file gives, and classes
-    // do not get cheaper with distance.
+    // Every pair's transfer is what the file gives (its matrix entry, else the class
+    // latency), and classes do not get cheaper with distance.
     for (int a = 0; a < m.cpus; ++a)
       for (int b = 0; b < m.cpus; ++b) {
         if (a == b) continue;
         const Distance d = topo.distance(a, b);
         ASSERT_GT(topo.transfer(a, b), 0);
-        ASSERT_EQ(topo.transfer(a, b), topo.class_latency(d));
+        if (topo.has_latency_matrix())
+          ASSERT_EQ(topo.transfer(a, b), preset_transfer(m, a, b, machine::distance_name(d)));
+        else
+          ASSERT_EQ(topo.transfer(a, b), topo.class_latency(d));
       }
     for (int d = 2; d < machine::kDistanceClasses; ++d)
       EXPECT_LE(topo.class_latency(static_cast<Distance>(d - 1)),
