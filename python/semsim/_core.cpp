@@ -10,6 +10,7 @@
 #include "config/scenario.hpp"
 #include "core/errors.hpp"
 #include "core/floor.hpp"
+#include "core/simulation.hpp"
 #include "driver/simulate.hpp"
 #include "ipc/kernel_policy.hpp"
 #include "native/calibrate.hpp"
@@ -59,7 +60,8 @@ std::string catalog() {
     out["machines"].push_back({{"name", m.name}, {"description", m.description}, {"cpus", m.cpus}});
   out["kernels"] = Json::array();
   for (const auto& g : semsim::ipc::generations())
-    out["kernels"].push_back({{"id", g.id}, {"kernels", g.kernels}, {"description", g.description}});
+    out["kernels"].push_back(
+        {{"id", g.id}, {"kernels", g.kernels}, {"description", g.description}});
   out["workloads"] = Json::array();
   for (const auto& w : semsim::known_workloads()) {
     auto tab = w.find('\t');
@@ -78,7 +80,8 @@ PYBIND11_MODULE(_core, m) {
 
   m.def("version", [] { return std::string(SEMSIM_VERSION); });
   m.def("set_data_dir", &semsim::config::set_data_dir, py::arg("path"));
-  m.def("load_scenario", &load_scenario, py::arg("source"), py::arg("overrides") = std::vector<std::string>{});
+  m.def("load_scenario", &load_scenario, py::arg("source"),
+        py::arg("overrides") = std::vector<std::string>{});
   m.def(
       "simulate",
       [](const std::string& scenario_json) {
@@ -111,9 +114,21 @@ PYBIND11_MODULE(_core, m) {
       py::arg("scenario_json"));
   m.def("catalog", &catalog);
   m.def(
+      "engine_counters",
+      [] {
+        const auto c = semsim::core::engine_counters();
+        return py::make_tuple(c.handoffs, c.shortcuts);
+      },
+      "Cumulative (hand-offs, shortcut turns) of every simulation in this process.");
+  m.def(
+      "set_reference_order",
+      [](bool on) { semsim::core::Simulation::set_default_reference_order(on); }, py::arg("on"),
+      "Reference mode for later simulations: every turn through the calendar (no shortcut).");
+  m.def(
       "sleep_floor",
       [](int actors, int iterations) {
-        if (actors < 1 || iterations < 1) throw semsim::InputError("sleep_floor: actors and iterations must be >= 1");
+        if (actors < 1 || iterations < 1)
+          throw semsim::InputError("sleep_floor: actors and iterations must be >= 1");
         py::gil_scoped_release release;
         return semsim::core::measure_sleep_floor(actors, iterations);
       },

@@ -170,7 +170,10 @@ void Actor::unpark_at(Tick date) {
 
 namespace {
 bool g_reference_order_default = false;
+EngineCounters g_counters;
 }  // namespace
+
+EngineCounters engine_counters() { return g_counters; }
 
 void Simulation::set_default_reference_order(bool on) { g_reference_order_default = on; }
 bool Simulation::default_reference_order() { return g_reference_order_default; }
@@ -257,6 +260,8 @@ void Simulation::run() {
   g_deadlock_flag = &impl_->deadlock;
   impl_->engine->run();
   g_deadlock_flag = nullptr;
+  g_counters.handoffs += impl_->handoffs;
+  g_counters.shortcuts += clock_.shortcuts;
   if (impl_->error) std::rethrow_exception(impl_->error);
   if (impl_->deadlock && !impl_->stopped)
     throw SimulationError("deadlock: every simulated task is blocked and no event is pending");

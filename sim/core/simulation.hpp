@@ -53,6 +53,14 @@ namespace semsim::core {
 class Simulation;
 class Actor;
 
+// Cumulative over every Simulation of this process (for benchmarks): hand-offs
+// between actors (a SimGrid context switch each) and turns taken by the inline
+// shortcut (no SimGrid call).
+struct EngineCounters {
+  std::uint64_t handoffs = 0, shortcuts = 0;
+};
+EngineCounters engine_counters();
+
 // The part of the calendar that the hot path reads inline.
 struct ClockState {
   static constexpr Tick kNever = std::numeric_limits<Tick>::max();
