@@ -32,7 +32,7 @@ from .api import (
     measure,
     simulate,
 )
-from . import plots
+from . import lockstat, plots
 from .compare import Comparison, compare
 from .sweeps import SEMAPHORES_PER_THREAD, sweep
 
@@ -63,6 +63,7 @@ __all__ = [
     "default_scenario_path",
     "kernel_label",
     "load_scenario",
+    "lockstat",
     "measure",
     "plots",
     "simulate",

@@ -65,6 +65,7 @@ Json run_point(const Scenario& scenario, const config::MachineParams& machine,
   for (std::size_t s = 0; s < init.size(); ++s) arrays[0]->array().semval[s] = init[s];
 
   report::WindowStats stats(topo, arrays[0]->array(), tasks, &ctx.rounds);
+  stats.set_scheduler(&sched);
   // A windowed run ends at warm-up + duration. A run-to-completion workload
   // ignores both, except custom, whose scripts may block for ever: there
   // they bound the run. sem-lockunlock is bounded only by a safety cap.

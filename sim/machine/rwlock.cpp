@@ -12,16 +12,17 @@ void RwLock::read_lock(const Topology& topo, Task& task) {
   if (writer_ == nullptr) {
     if (write_free_at_ > task.cursor) {
       // A write release still ahead of us: spin until it lands, then retry the decrement.
-      ++stats_.read.contended;
+      stats_.read.contended_on(task.cpu);
       const Tick got = line_->access(topo, task.cpu, Access::Rmw, write_free_at_);
-      stats_.read.wait += got - task.cursor;
+      stats_.read.add_wait(got - task.cursor);
       task.advance_to(got);
     }
     readers_.push_back({&task, task.cursor});
+    stats_.read.acquired_on(task.cpu);
     stats_.max_readers = std::max<std::uint64_t>(stats_.max_readers, readers_.size());
     return;
   }
-  ++stats_.read.contended;
+  stats_.read.contended_on(task.cpu);
   waiting_readers_.push_back({&task, task.cursor});
   task.actor->park();  // write_unlock sets our cursor to the date we get in and unparks us then
 }
@@ -35,7 +36,7 @@ void RwLock::read_unlock(const Topology& topo, Task& task) {
                          [&](const Reader& r) { return r.task == &task; });
   ++stats_.read.acquisitions;
   if (it != readers_.end()) {
-    stats_.read.hold += task.cursor - it->since;
+    stats_.read.add_hold(task.cursor - it->since);
     readers_.erase(it);
   }
   --task.lock_depth;
@@ -54,16 +55,17 @@ void RwLock::write_lock(const Topology& topo, Task& task) {
   if (writer_ == nullptr && readers_.empty() && waiting_writers_.empty()) {
     const Tick free = std::max(write_free_at_, read_free_at_);
     if (free > task.cursor) {
-      ++stats_.write.contended;
+      stats_.write.contended_on(task.cpu);
       const Tick got = line_->access(topo, task.cpu, Access::Rmw, free);
-      stats_.write.wait += got - task.cursor;
+      stats_.write.add_wait(got - task.cursor);
       task.advance_to(got);
     }
     writer_ = &task;
     writer_since_ = task.cursor;
+    stats_.write.acquired_on(task.cpu);
     return;
   }
-  ++stats_.write.contended;
+  stats_.write.contended_on(task.cpu);
   waiting_writers_.push_back({&task, task.cursor});
   task.actor->park();
 }
@@ -72,7 +74,7 @@ void RwLock::write_unlock(const Topology& topo, Task& task) {
   task.sync();
   InFunc in(task, Func::RawRwUnlock);
   ++stats_.write.acquisitions;
-  stats_.write.hold += task.cursor - writer_since_;
+  stats_.write.add_hold(task.cursor - writer_since_);
   --task.lock_depth;
   const Tick released =
       line_->access(topo, task.cpu, Access::Rmw, task.cursor);  // lock add RW_LOCK_BIAS
@@ -84,8 +86,9 @@ void RwLock::write_unlock(const Topology& topo, Task& task) {
     // retries are serialised on the line, one transfer each, in FIFO order.
     for (const auto& w : waiting_readers_) {
       const Tick got = line_->access(topo, w.task->cpu, Access::Rmw, released);
-      stats_.read.wait += got - w.since;
+      stats_.read.add_wait(got - w.since);
       readers_.push_back({w.task, got});
+      stats_.read.acquired_on(w.task->cpu);
       {
         InFunc spin(*w.task, Func::RawReadLock);
         w.task->advance_to(got);
@@ -103,9 +106,10 @@ void RwLock::grant_writer(const Topology& topo, Tick from) {
   Waiter next = waiting_writers_.front();
   waiting_writers_.pop_front();
   const Tick got = line_->access(topo, next.task->cpu, Access::Rmw, from);
-  stats_.write.wait += got - next.since;
+  stats_.write.add_wait(got - next.since);
   writer_ = next.task;
   writer_since_ = got;
+  stats_.write.acquired_on(next.task->cpu);
   {
     InFunc spin(*next.task, Func::RawWriteLock);
     next.task->advance_to(got);

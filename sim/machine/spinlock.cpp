@@ -25,9 +25,10 @@ void Spinlock::lock(const Topology& topo, Task& task) {
     if (holder_ == nullptr && waiters_.empty()) {
       holder_ = &task;
       acquired_at_ = task.cursor;
+      stats_.acquired_on(task.cpu);
       return;
     }
-    ++stats_.contended;
+    stats_.contended_on(task.cpu);
     waiters_.push_back({&task, task.cursor, task.cursor, false});
     task.actor->park();
     return;
@@ -39,17 +40,18 @@ void Spinlock::lock(const Topology& topo, Task& task) {
   if (holder_ == nullptr && waiters_.empty()) {
     if (free_at_ > task.cursor) {
       // Released at a date still ahead of us: we spin until the store is visible.
-      ++stats_.contended;
+      stats_.contended_on(task.cpu);
       if (kind_ == LockKind::Queued) ++stats_.pending_path;
       Tick seen = line_->access(topo, task.cpu, Access::Read, free_at_);
-      stats_.wait += seen - task.cursor;
+      stats_.add_wait(seen - task.cursor);
       task.advance_to(seen);
     }
     holder_ = &task;
     acquired_at_ = task.cursor;
+    stats_.acquired_on(task.cpu);
     return;
   }
-  ++stats_.contended;
+  stats_.contended_on(task.cpu);
   Waiter w{&task, task.cursor, task.cursor, false};
   if (kind_ == LockKind::Queued) {
     if (waiters_.empty()) {
@@ -80,7 +82,7 @@ void Spinlock::unlock(const Topology& topo, Task& task) {
   task.sync();
   InFunc in(task, Func::SemUnlock);
   ++stats_.acquisitions;
-  stats_.hold += task.cursor - acquired_at_;
+  stats_.add_hold(task.cursor - acquired_at_);
   --task.lock_depth;
   // The release is a plain store to the lock word (head++ / locked byte = 0).
   Tick released = line_->access(topo, task.cpu, Access::Write, task.cursor);
@@ -117,9 +119,10 @@ void Spinlock::unlock(const Topology& topo, Task& task) {
       waiters_.front().head_at =
           granted + topo.transfer(next.task->cpu, waiters_.front().task->cpu);
   }
-  stats_.wait += granted - next.since;
+  stats_.add_wait(granted - next.since);
   holder_ = next.task;
   acquired_at_ = granted;
+  stats_.acquired_on(next.task->cpu);
   {
     InFunc spin(*next.task, Func::RawSpinLock);
     next.task->advance_to(granted);
@@ -143,7 +146,7 @@ void Spinlock::oracle_unlock(Task& task) {
     if (rng_.uniform() * mean < s) break;
   }
   ++stats_.acquisitions;
-  stats_.hold += task.cursor - acquired_at_;
+  stats_.add_hold(task.cursor - acquired_at_);
   --task.lock_depth;
   if (waiters_.empty()) {
     holder_ = nullptr;
@@ -152,9 +155,10 @@ void Spinlock::oracle_unlock(Task& task) {
   }
   Waiter next = waiters_.front();
   waiters_.pop_front();
-  stats_.wait += task.cursor - next.since;
+  stats_.add_wait(task.cursor - next.since);
   holder_ = next.task;
   acquired_at_ = task.cursor;
+  stats_.acquired_on(next.task->cpu);
   {
     InFunc spin(*next.task, Func::RawSpinLock);
     next.task->advance_to(task.cursor);
