@@ -11,6 +11,9 @@
   semsim reproduce [-o DIR] [--duration-ms MS] [--seeds K] [--only NAME,...] [-j N]
   semsim bench [--repeats K] [-o OUT.json]
   semsim run ... --profile [--folded FILE]
+  semsim run ... --trace FILE.perfetto-trace [--trace-window A..B] [--trace-limit N]
+  semsim diff A.json B.json [-o DIR]
+  semsim diff SCENARIO.json --kernel A --kernel B [--repeats K] [--set ...] [-o DIR]
   semsim list
   semsim validate SCENARIO.json [--set ...]
   semsim --version
@@ -34,7 +37,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
-from . import api, cli_extra
+from . import api, cli_extra, cli_views
 from .compare import HOST_BUSY_SHARE, HOST_DRIFT_LIMIT, UNSTABLE_SPREAD
 from ._data import default_scenario_path
 
@@ -91,6 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_set(p)
     p.add_argument("-o", "--output", metavar="OUT.json", help="write the JSON result here instead of stdout")
     cli_extra.add_profile_flags(p)
+    cli_views.add_trace_flags(p)
 
     p = sub.add_parser("native", help="measure a scenario's workload on real SysV semaphores on this host")
     p.add_argument("scenario", metavar="SCENARIO.json", nargs="?")
@@ -142,6 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true", help="shorter probes (less precise)")
 
     cli_extra.add_parsers(sub)
+    cli_views.add_diff_parser(sub, _add_set)
     sub.add_parser("list", help="list machines, kernel generations and workloads")
 
     p = sub.add_parser("validate", help="check a scenario; prints 'ok: <name>' or the error")
@@ -202,6 +207,7 @@ def _write_result(result: api.Result, output: str | None) -> None:
 def _cmd_run(args: argparse.Namespace) -> int:
     if args.folded and not args.profile:
         raise UsageError("run: --folded needs --profile")
+    cli_views.check_trace_flags(args)
     result = api._simulate_sets(args.scenario, args.sets)
     if args.profile:
         # The profile takes stdout; the JSON result goes only where -o says.
@@ -211,6 +217,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     else:
         _write_result(result, args.output)
     _points_table(result, sys.stderr)
+    cli_views.run_trace(args)
     return 0
 
 
@@ -512,6 +519,7 @@ _COMMANDS = {
     "calibrate": _cmd_calibrate,
     "reproduce": cli_extra.cmd_reproduce,
     "bench": cli_extra.cmd_bench,
+    "diff": cli_views.cmd_diff,
     "list": _cmd_list,
     "validate": _cmd_validate,
 }
