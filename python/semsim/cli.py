@@ -207,7 +207,7 @@ def _write_result(result: api.Result, output: str | None) -> None:
 def _cmd_run(args: argparse.Namespace) -> int:
     if args.folded and not args.profile:
         raise UsageError("run: --folded needs --profile")
-    cli_views.check_trace_flags(args)
+    cli_views.run_trace(args)  # first: a bad --trace fails before the run prints anything
     result = api._simulate_sets(args.scenario, args.sets)
     if args.profile:
         # The profile takes stdout; the JSON result goes only where -o says.
@@ -217,7 +217,6 @@ def _cmd_run(args: argparse.Namespace) -> int:
     else:
         _write_result(result, args.output)
     _points_table(result, sys.stderr)
-    cli_views.run_trace(args)
     return 0
 
 

@@ -90,14 +90,11 @@ def add_trace_flags(p: argparse.ArgumentParser) -> None:
                    help="with --trace: the most trace events to record (default 2,000,000)")
 
 
-def check_trace_flags(args: argparse.Namespace) -> None:
-    if getattr(args, "trace", None) is None and (args.trace_window is not None or args.trace_limit is not None):
-        raise ValueError("run: --trace-window and --trace-limit need --trace FILE")
-
-
 def run_trace(args: argparse.Namespace) -> None:
-    """Writes the --trace file and says what it holds (one line on stderr)."""
+    """Writes the --trace file and says what it holds (one line on stderr); nothing without --trace."""
     if getattr(args, "trace", None) is None:
+        if args.trace_window is not None or args.trace_limit is not None:
+            raise ValueError("run: --trace-window and --trace-limit need --trace FILE")
         return
     from . import trace
 

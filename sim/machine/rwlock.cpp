@@ -15,6 +15,7 @@ void RwLock::read_lock(const Topology& topo, Task& task) {
       stats_.read.contended_on(task.cpu);
       const Tick got = line_->access(topo, task.cpu, Access::Rmw, write_free_at_);
       stats_.read.add_wait(got - task.cursor);
+      if (task.trace != nullptr) task.trace->lock_wait(this, task, task.cursor, got, nullptr, true);
       task.advance_to(got);
     }
     readers_.push_back({&task, task.cursor});
@@ -37,6 +38,7 @@ void RwLock::read_unlock(const Topology& topo, Task& task) {
   ++stats_.read.acquisitions;
   if (it != readers_.end()) {
     stats_.read.add_hold(task.cursor - it->since);
+    if (task.trace != nullptr) task.trace->lock_held(this, task, it->since, task.cursor, true);
     readers_.erase(it);
   }
   --task.lock_depth;
@@ -58,6 +60,7 @@ void RwLock::write_lock(const Topology& topo, Task& task) {
       stats_.write.contended_on(task.cpu);
       const Tick got = line_->access(topo, task.cpu, Access::Rmw, free);
       stats_.write.add_wait(got - task.cursor);
+      if (task.trace != nullptr) task.trace->lock_wait(this, task, task.cursor, got, nullptr);
       task.advance_to(got);
     }
     writer_ = &task;
@@ -75,6 +78,7 @@ void RwLock::write_unlock(const Topology& topo, Task& task) {
   InFunc in(task, Func::RawRwUnlock);
   ++stats_.write.acquisitions;
   stats_.write.add_hold(task.cursor - writer_since_);
+  if (task.trace != nullptr) task.trace->lock_held(this, task, writer_since_, task.cursor);
   --task.lock_depth;
   const Tick released =
       line_->access(topo, task.cpu, Access::Rmw, task.cursor);  // lock add RW_LOCK_BIAS
@@ -87,6 +91,7 @@ void RwLock::write_unlock(const Topology& topo, Task& task) {
     for (const auto& w : waiting_readers_) {
       const Tick got = line_->access(topo, w.task->cpu, Access::Rmw, released);
       stats_.read.add_wait(got - w.since);
+      if (task.trace != nullptr) task.trace->lock_wait(this, *w.task, w.since, got, &task, true);
       readers_.push_back({w.task, got});
       stats_.read.acquired_on(w.task->cpu);
       {
@@ -107,6 +112,8 @@ void RwLock::grant_writer(const Topology& topo, Tick from) {
   waiting_writers_.pop_front();
   const Tick got = line_->access(topo, next.task->cpu, Access::Rmw, from);
   stats_.write.add_wait(got - next.since);
+  if (next.task->trace != nullptr)
+    next.task->trace->lock_wait(this, *next.task, next.since, got, nullptr);
   writer_ = next.task;
   writer_since_ = got;
   stats_.write.acquired_on(next.task->cpu);

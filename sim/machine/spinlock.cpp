@@ -44,6 +44,7 @@ void Spinlock::lock(const Topology& topo, Task& task) {
       if (kind_ == LockKind::Queued) ++stats_.pending_path;
       Tick seen = line_->access(topo, task.cpu, Access::Read, free_at_);
       stats_.add_wait(seen - task.cursor);
+      if (task.trace != nullptr) task.trace->lock_wait(this, task, task.cursor, seen, nullptr);
       task.advance_to(seen);
     }
     holder_ = &task;
@@ -83,6 +84,7 @@ void Spinlock::unlock(const Topology& topo, Task& task) {
   InFunc in(task, Func::SemUnlock);
   ++stats_.acquisitions;
   stats_.add_hold(task.cursor - acquired_at_);
+  if (task.trace != nullptr) task.trace->lock_held(this, task, acquired_at_, task.cursor);
   --task.lock_depth;
   // The release is a plain store to the lock word (head++ / locked byte = 0).
   Tick released = line_->access(topo, task.cpu, Access::Write, task.cursor);
@@ -120,6 +122,7 @@ void Spinlock::unlock(const Topology& topo, Task& task) {
           granted + topo.transfer(next.task->cpu, waiters_.front().task->cpu);
   }
   stats_.add_wait(granted - next.since);
+  if (task.trace != nullptr) task.trace->lock_wait(this, *next.task, next.since, granted, &task);
   holder_ = next.task;
   acquired_at_ = granted;
   stats_.acquired_on(next.task->cpu);
@@ -147,6 +150,7 @@ void Spinlock::oracle_unlock(Task& task) {
   }
   ++stats_.acquisitions;
   stats_.add_hold(task.cursor - acquired_at_);
+  if (task.trace != nullptr) task.trace->lock_held(this, task, acquired_at_, task.cursor);
   --task.lock_depth;
   if (waiters_.empty()) {
     holder_ = nullptr;
@@ -156,6 +160,8 @@ void Spinlock::oracle_unlock(Task& task) {
   Waiter next = waiters_.front();
   waiters_.pop_front();
   stats_.add_wait(task.cursor - next.since);
+  if (task.trace != nullptr)
+    task.trace->lock_wait(this, *next.task, next.since, task.cursor, &task);
   holder_ = next.task;
   acquired_at_ = task.cursor;
   stats_.acquired_on(next.task->cpu);
