@@ -32,7 +32,7 @@ from .api import (
     measure,
     simulate,
 )
-from . import lockstat, plots
+from . import lockstat, plots, trace
 from .compare import Comparison, compare
 from .diff import Diff, diff
 from .sweeps import SEMAPHORES_PER_THREAD, sweep
@@ -71,4 +71,5 @@ __all__ = [
     "plots",
     "simulate",
     "sweep",
+    "trace",
 ]

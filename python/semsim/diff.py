@@ -83,10 +83,14 @@ def _index(result: Result, what: str) -> dict[tuple[Any, ...], dict[str, Any]]:
     return out
 
 
+#: Workloads that LKP runs, under LKP's test names (its verdicts say aim9.shared_memory.ops_per_sec).
+LKP_NAMES = {"aim9-shm": "aim9.shared_memory"}
+
+
 def _bench_name(result: Result) -> str:
     workload = result.scenario.get("workload") if isinstance(result.scenario, Mapping) else None
     if isinstance(workload, Mapping) and workload.get("type"):
-        return str(workload["type"])
+        return LKP_NAMES.get(str(workload["type"]), str(workload["type"]))
     return str(result.scenario.get("name", "semsim")) if isinstance(result.scenario, Mapping) else "semsim"
 
 

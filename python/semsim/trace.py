@@ -100,6 +100,11 @@ class TraceInfo:
     def __repr__(self) -> str:
         return f"<semsim.TraceInfo {self.summary()}>"
 
+    def _repr_html_(self) -> str:
+        from ._html import trace_html
+
+        return trace_html(self)
+
 
 class _Builder:
     """Trace packets, sorted by time at the end (per track in the order they were made)."""

@@ -90,7 +90,7 @@ def test_what_if_kernel_object_fence_removal_is_faster():
                     machine="i3-ivybridge", threads=[1], duration_ms=2, warmup_ms=0.5)
     p = d.points[0]
     assert len(p["runs_a"]) == 3  # several seeds by default
-    assert p["change"] > 0 and "improvement of aim9-shm.ops_per_sec" in d.verdict
+    assert p["change"] > 0 and "improvement of aim9.shared_memory.ops_per_sec at 1 threads" in d.verdict
     sem_lock = next(f for f in p["functions"] if f["function"] == "sem_lock")
     assert sem_lock["delta_ns_per_op"] < 0  # the smp_mb() after spin_lock() is what went
     assert "<b>" in d._repr_html_()
