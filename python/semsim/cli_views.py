@@ -87,7 +87,7 @@ def add_trace_flags(p: argparse.ArgumentParser) -> None:
                    help="with --trace: simulated milliseconds to record (default: the first 1 ms of the "
                         "measurement window)")
     p.add_argument("--trace-limit", metavar="N", default=None,
-                   help="with --trace: the most trace events to record (default 2,000,000)")
+                   help="with --trace: the most trace events to record (default 1,000,000); past it the command fails")
 
 
 def run_trace(args: argparse.Namespace) -> None:

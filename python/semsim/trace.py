@@ -95,7 +95,9 @@ class TraceInfo:
                 f"{c['cpu_tracks']} CPU tracks, {c['lock_tracks']} lock tracks, {c['cpu_slices']:,} CPU slices, "
                 f"{c['held_slices']:,} held and {c['contended_slices']:,} contended slices, "
                 f"{c['wake_flows']:,} wake-up and {c['handoff_flows']:,} hand-off flows, "
-                f"{c['counter_values']:,} run-queue counter values")
+                f"{c['counter_values']:,} run-queue counter values"
+                + (f", {c['clipped_slices']:,} CPU slices clipped where they overlapped the one before"
+                   if c.get("clipped_slices") else ""))
 
     def __repr__(self) -> str:
         return f"<semsim.TraceInfo {self.summary()}>"
