@@ -25,7 +25,8 @@ def add_diff_parser(sub: Any, add_set: Any) -> None:
                     "Prints the table; with -o DIR also writes DIR/diff.txt, DIR/diff.json, "
                     "DIR/diff.difffolded (stack count_a count_b, for flamegraph.pl) and DIR/diff.png.",
     )
-    p.add_argument("inputs", nargs="+", metavar="A.json [B.json] | SCENARIO.json")
+    p.add_argument("inputs", nargs="+", metavar="FILE",
+                   help="A.json B.json (two results), or SCENARIO.json with --kernel A --kernel B")
     p.add_argument("--kernel", action="append", metavar="KERNEL",
                    help="with one SCENARIO: a kernel id or JSON object; give it twice (A, then B)")
     p.add_argument("--repeats", metavar="K", help="with --kernel: seeds per side (default: the scenario's, at least 3)")
