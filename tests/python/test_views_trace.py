@@ -10,14 +10,14 @@ from semsim import trace
 from conftest import DEFAULT_SCENARIO, SCENARIOS
 
 PINGPONG = SCENARIOS / "host" / "sem-scalebench-m2.json"
-POINT = dict(threads=[8], duration_ms=1.5, warmup_ms=0, repeats=1, machine="laptop-4")
+POINT = dict(threads=[8], duration_ms=1.0, warmup_ms=0, repeats=1, machine="laptop-4")
 
 
 @pytest.fixture(scope="module")
 def full(tmp_path_factory):
     """A trace whose window covers the whole run: every event of the measurement window is in it."""
     path = tmp_path_factory.mktemp("trace") / "t.perfetto-trace"
-    info = trace.write_trace(PINGPONG, path, window_ms=(0, 3), **POINT)
+    info = trace.write_trace(PINGPONG, path, window_ms=(0, 2), **POINT)
     return info, trace.read_trace(path)
 
 
