@@ -32,8 +32,9 @@ from .api import (
     measure,
     simulate,
 )
-from . import plots
+from . import lockstat, plots, trace
 from .compare import Comparison, compare
+from .diff import Diff, diff
 from .sweeps import SEMAPHORES_PER_THREAD, sweep
 
 try:
@@ -47,6 +48,7 @@ __all__ = [
     "CPU_CATEGORIES",
     "CalibrationUnavailable",
     "Comparison",
+    "Diff",
     "InputError",
     "Result",
     "ScenarioLike",
@@ -61,10 +63,13 @@ __all__ = [
     "data_dir",
     "default_scenario",
     "default_scenario_path",
+    "diff",
     "kernel_label",
     "load_scenario",
+    "lockstat",
     "measure",
     "plots",
     "simulate",
     "sweep",
+    "trace",
 ]

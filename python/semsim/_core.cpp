@@ -12,6 +12,7 @@
 #include "core/floor.hpp"
 #include "core/simulation.hpp"
 #include "driver/simulate.hpp"
+#include "driver/trace_point.hpp"
 #include "ipc/kernel_policy.hpp"
 #include "native/calibrate.hpp"
 #include "native/native_runner.hpp"
@@ -94,6 +95,20 @@ PYBIND11_MODULE(_core, m) {
         return result.dump(2);
       },
       py::arg("scenario_json"));
+  m.def(
+      "trace",
+      [](const std::string& scenario_json, double from_ms, double to_ms, std::uint64_t limit) {
+        auto scenario = parse(scenario_json);
+        Json result;
+        {
+          py::gil_scoped_release release;
+          result = semsim::driver::trace_point(scenario, from_ms, to_ms, limit);
+        }
+        return result.dump();
+      },
+      py::arg("scenario_json"), py::arg("from_ms"), py::arg("to_ms"), py::arg("limit"),
+      "One run of the scenario's single thread count at its first seed, recording trace events "
+      "between from_ms and to_ms of simulated time (at most `limit`): {point, trace, overflowed}.");
   m.def(
       "measure",
       [](const std::string& scenario_json) {

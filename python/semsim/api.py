@@ -288,6 +288,11 @@ class Result:
         name = self.scenario.get("name", "?")
         return f"<semsim.Result {self.side} {name!r}: {len(self.points)} points>"
 
+    def _repr_html_(self) -> str:
+        from ._html import result_html  # a table of the points in Jupyter
+
+        return result_html(self)
+
 
 def _simulate_sets(scenario: ScenarioLike, sets: Iterable[str]) -> Result:
     text = _require_core().simulate(_load_text(scenario, sets))

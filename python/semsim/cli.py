@@ -11,6 +11,9 @@
   semsim reproduce [-o DIR] [--duration-ms MS] [--seeds K] [--only NAME,...] [-j N]
   semsim bench [--repeats K] [-o OUT.json]
   semsim run ... --profile [--folded FILE]
+  semsim run ... --trace FILE.perfetto-trace [--trace-window A..B] [--trace-limit N]
+  semsim diff A.json B.json [-o DIR]
+  semsim diff SCENARIO.json --kernel A --kernel B [--repeats K] [--set ...] [-o DIR]
   semsim list
   semsim validate SCENARIO.json [--set ...]
   semsim machine import MATRIX --format mctop|nviennot [--ghz F] [--name NAME] [-o OUT.json] [...]
@@ -35,7 +38,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
-from . import api, cli_extra
+from . import api, cli_extra, cli_views
 from .compare import HOST_BUSY_SHARE, HOST_DRIFT_LIMIT, UNSTABLE_SPREAD
 from ._data import default_scenario_path
 
@@ -92,6 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_set(p)
     p.add_argument("-o", "--output", metavar="OUT.json", help="write the JSON result here instead of stdout")
     cli_extra.add_profile_flags(p)
+    cli_views.add_trace_flags(p)
 
     p = sub.add_parser("native", help="measure a scenario's workload on real SysV semaphores on this host")
     p.add_argument("scenario", metavar="SCENARIO.json", nargs="?")
@@ -144,6 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     cli_extra.add_parsers(sub)
     _add_machine_parser(sub)
+    cli_views.add_diff_parser(sub, _add_set)
     sub.add_parser("list", help="list machines, kernel generations and workloads")
 
     p = sub.add_parser("validate", help="check a scenario; prints 'ok: <name>' or the error")
@@ -204,6 +209,7 @@ def _write_result(result: api.Result, output: str | None) -> None:
 def _cmd_run(args: argparse.Namespace) -> int:
     if args.folded and not args.profile:
         raise UsageError("run: --folded needs --profile")
+    cli_views.run_trace(args)  # first: a bad --trace fails before the run prints anything
     result = api._simulate_sets(args.scenario, args.sets)
     if args.profile:
         # The profile takes stdout; the JSON result goes only where -o says.
@@ -575,6 +581,7 @@ _COMMANDS = {
     "calibrate": _cmd_calibrate,
     "reproduce": cli_extra.cmd_reproduce,
     "bench": cli_extra.cmd_bench,
+    "diff": cli_views.cmd_diff,
     "list": _cmd_list,
     "validate": _cmd_validate,
     "machine": _cmd_machine,

@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from . import lockstat
+
 
 def add_parsers(sub: Any) -> None:
     p = sub.add_parser("reproduce", help="reproduce the seeds' published comparisons; Markdown report + plots")
@@ -46,7 +48,7 @@ def print_profile(doc: dict[str, Any], folded_path: str | None, out: TextIO = sy
             if samples > 0 and "stack" in entry:
                 root = f"semsim;threads={point['threads']};{point['kernel']}"
                 lines.append(f"{root};{entry['stack']} {samples}")
-        out.write("\n")
+        out.write("\n" + lockstat.point_table(point) + "\n")
     path = Path(folded_path or "semsim.folded")
     path.write_text("\n".join(lines) + "\n")
     out.write(f"folded stacks (CPU ns) written to {path}\n")

@@ -364,3 +364,40 @@ def plot_hot_lines(data: ResultData, *, metric: str = "misses_per_op", top: int 
     if title:
         (fig.suptitle if len(axes) > 1 else axes[0].set_title)(title, fontsize=10)
     return fig
+
+
+def plot_diff(d: Any, *, threads: Any = None, top: int = 8, title: str | None = None) -> Figure:
+    """A :func:`semsim.diff` comparison: throughput of A and B by threads (with each side's
+    seed range), and the per-function CPU time per operation that moved most at one point
+    (``threads``; default: the headline point), B minus A.
+    """
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(11.0, 4.2), layout="constrained")
+    left, right = fig.subplots(1, 2)
+    xs = [p["threads"] for p in d.points]
+    for side, label, marker in (("a", d.labels[0], "o-"), ("b", d.labels[1], "s-")):
+        ys = [p[f"ops_per_s_{side}"] for p in d.points]
+        lo = [min(p[f"runs_{side}"]) for p in d.points]
+        hi = [max(p[f"runs_{side}"]) for p in d.points]
+        left.plot(xs, ys, marker, markersize=4, label=label)
+        left.fill_between(xs, lo, hi, alpha=0.2)
+    if len(xs) > 1:
+        _threads_axis(left, xs)
+    left.set_xlabel("threads")
+    left.set_ylabel("ops/s")
+    left.set_ylim(bottom=0)
+    _ops_formatter(left)
+    left.grid(True, alpha=0.3)
+    left.legend(fontsize=8)
+    point = d._point(threads)
+    rows = point["functions"][:top][::-1]
+    deltas = [r["delta_ns_per_op"] for r in rows]
+    right.barh([r["function"] for r in rows], deltas,
+               color=["tab:red" if v > 0 else "tab:green" for v in deltas])
+    right.axvline(0, color="black", linewidth=0.8)
+    right.set_xlabel(f"B - A, CPU ns per operation (threads {point['threads']})")
+    right.tick_params(axis="y", labelsize=8)
+    right.grid(True, axis="x", alpha=0.3)
+    fig.suptitle(title or d.verdict, fontsize=9)
+    return fig

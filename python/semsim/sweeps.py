@@ -235,12 +235,23 @@ def _progress_bar(total: int, progress: bool | None) -> Any:
             tty = False
         # A terminal, or a Jupyter kernel (whose stderr is no tty but shows \r bars).
         enabled = tty or _in_jupyter_kernel()
+    if not enabled:
+        return _NoBar()
+    if _in_jupyter_kernel():
+        # In Jupyter, tqdm.auto's bar is a widget (ipywidgets); without them it falls back to text.
+        try:
+            import warnings
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                from tqdm.auto import tqdm as auto_tqdm
+
+                return auto_tqdm(total=total, desc="semsim sweep", unit="point")
+        except ImportError:  # pragma: no cover - tqdm is a dependency
+            return _NoBar()
     try:
         from tqdm import tqdm
     except ImportError:  # pragma: no cover - tqdm is a dependency
-        enabled = False
-        tqdm = None
-    if not enabled or tqdm is None:
         return _NoBar()
     return tqdm(total=total, desc="semsim sweep", unit="point", file=sys.stderr, dynamic_ncols=True)
 
@@ -297,7 +308,8 @@ def _run_local(points: list[SweepPoint], pool: cf.Executor, bar: Any, own_childr
     return results  # type: ignore[return-value]
 
 
-def _run_dask(points: list[SweepPoint], client: Any, bar: Any, command: Sequence[str] | None) -> list[dict[str, Any]]:
+def _run_dask(points: list[SweepPoint], client: Any, bar: Any, command: Sequence[str] | None,
+              own_children: bool = False) -> list[dict[str, Any]]:
     from distributed import as_completed
 
     token = uuid.uuid4().hex[:12]
@@ -318,6 +330,8 @@ def _run_dask(points: list[SweepPoint], client: Any, bar: Any, command: Sequence
             client.cancel(futures)
         except Exception:  # noqa: BLE001 - best effort while failing
             pass
+        if own_children:  # a local cluster's workers are our threads: end their subprocesses
+            _worker.kill_live()
         raise
     return results  # type: ignore[return-value]
 
@@ -331,9 +345,25 @@ def _dask_client(executor: Any, nworkers: int) -> tuple[Any, Callable[[], None]]
     if isinstance(executor, Client):
         return executor, lambda: None
     if executor == "dask":
-        cluster = LocalCluster(n_workers=nworkers, threads_per_worker=1, processes=True,
-                               dashboard_address=None, silence_logs=logging.ERROR)
-        client = Client(cluster)
+        # Each point runs in a subprocess of its own already, so the local workers are
+        # threads of this process that start those subprocesses (processes=False): no
+        # worker process re-imports the caller's __main__, which is what made a cluster of
+        # processes fail ("Nanny failed to start") from a script without an
+        # `if __name__ == "__main__":` guard, from standard input or from a notebook.
+        try:
+            cluster = LocalCluster(n_workers=nworkers, threads_per_worker=1, processes=False,
+                                   dashboard_address=None, silence_logs=logging.ERROR)
+        except Exception as exc:  # noqa: BLE001 - whatever stops it, say so in one line
+            message = " ".join(str(exc).split()) or type(exc).__name__
+            raise SimulationError(f"sweep: executor 'dask': the local Dask cluster could not start: "
+                                  f"{type(exc).__name__}: {message}") from None
+        try:
+            client = Client(cluster)
+        except Exception as exc:  # noqa: BLE001
+            cluster.close()
+            message = " ".join(str(exc).split()) or type(exc).__name__
+            raise SimulationError(f"sweep: executor 'dask': cannot connect to the local Dask cluster: "
+                                  f"{type(exc).__name__}: {message}") from None
 
         def close() -> None:
             client.close()
@@ -375,7 +405,7 @@ def run_points(points: list[SweepPoint], *, executor: ExecutorLike = None, max_w
             nworkers = _workers(max_workers, len(points)) if max_workers is not None else _cpu_count()
             client, close = _dask_client(executor, nworkers)
             try:
-                return _run_dask(points, client, bar, command)
+                return _run_dask(points, client, bar, command, own_children=executor == "dask")
             finally:
                 close()
         raise InputError(
@@ -455,8 +485,10 @@ def sweep(
         More axes by dotted field path: ``{"workload.pattern": ["stride", "own"]}``.
     executor:
         None or ``"process"``: a local pool, ``max_workers`` processes at a time
-        (default: one per CPU). ``"dask"``: a new Dask ``LocalCluster`` (one
-        single-threaded worker process per CPU, or ``max_workers``), closed at the end.
+        (default: one per CPU). ``"dask"``: a new Dask ``LocalCluster`` in this process
+        (one worker thread per CPU, or ``max_workers``, each starting the points'
+        processes), closed at the end; it works from any script, standard input or a
+        notebook, with or without an ``if __name__ == "__main__":`` guard.
         A scheduler address (``"tcp://host:8786"``) or a ``dask.distributed.Client``:
         that cluster (its workers need semsim installed). Any
         ``concurrent.futures.Executor`` is used as given. Whatever runs them, each

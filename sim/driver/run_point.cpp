@@ -14,8 +14,28 @@
 
 namespace semsim::driver {
 
+namespace {
+// Every task reports to the recorder; the locks get the kernel's names
+// (sma->sem_perm.lock, sem->lock[i]; with several arrays, sma[a]->...).
+void attach_trace(report::TraceRecorder& trace, std::deque<machine::Task>& tasks,
+                  const std::vector<std::unique_ptr<ipc::SemKernel>>& arrays) {
+  for (auto& t : tasks) t.trace = &trace;
+  for (std::size_t a = 0; a < arrays.size(); ++a) {
+    auto& sma = arrays[a]->array();
+    const std::string prefix = arrays.size() > 1 ? fmt::format("sma[{}]", a) : "sma";
+    trace.name_lock(sma.array_lock.get(), prefix + "->sem_perm.lock");
+    if (sma.rwlock) trace.name_lock(sma.rwlock.get(), prefix + "->sem_perm.lock (rwlock)");
+    for (std::size_t s = 0; s < sma.sem_locks.size(); ++s)
+      trace.name_lock(sma.sem_locks[s].get(), arrays.size() > 1
+                                                  ? fmt::format("{}->sems[{}].lock", prefix, s)
+                                                  : fmt::format("sem->lock[{}]", s));
+  }
+}
+}  // namespace
+
 Json run_point(const Scenario& scenario, const config::MachineParams& machine,
-               const ipc::KernelPolicy& policy, int threads, std::uint64_t seed) {
+               const ipc::KernelPolicy& policy, int threads, std::uint64_t seed,
+               report::TraceRecorder* trace) {
   const auto& w = scenario.workload;
   core::Simulation sim;
   machine::Topology topo(machine);
@@ -60,11 +80,13 @@ Json run_point(const Scenario& scenario, const config::MachineParams& machine,
     auto body = workloads::make_task_body(ctx, i);
     task.actor = &sim.spawn(fmt::format("task{}", i), [&task, body](core::Actor&) { body(task); });
   }
+  if (trace != nullptr) attach_trace(*trace, tasks, arrays);
   // Initial values (custom), set before anyone runs.
   auto init = workloads::initial_values(w);
   for (std::size_t s = 0; s < init.size(); ++s) arrays[0]->array().semval[s] = init[s];
 
   report::WindowStats stats(topo, arrays[0]->array(), tasks, &ctx.rounds);
+  stats.set_scheduler(&sched);
   // A windowed run ends at warm-up + duration. A run-to-completion workload
   // ignores both, except custom, whose scripts may block for ever: there
   // they bound the run. sem-lockunlock is bounded only by a safety cap.
@@ -109,6 +131,7 @@ Json run_point(const Scenario& scenario, const config::MachineParams& machine,
     });
   }
   sim.run();
+  if (trace != nullptr) trace->finish();
   Json point = stats.to_json();
   const auto figure = workloads::own_figure(w);
   if (!figure.empty()) {

@@ -11,10 +11,11 @@ void RwLock::read_lock(const Topology& topo, Task& task) {
   ++task.lock_depth;
   if (writer_ == nullptr) {
     readers_.push_back({&task, task.cursor});
+    stats_.read.acquired_on(task.cpu);
     stats_.max_readers = std::max<std::uint64_t>(stats_.max_readers, readers_.size());
     return;
   }
-  ++stats_.read.contended;
+  stats_.read.contended_on(task.cpu);
   waiting_readers_.push_back({&task, task.cursor});
   task.actor->park();  // write_unlock sets our cursor to the date we get in and unparks us then
 }
@@ -25,7 +26,8 @@ void RwLock::read_unlock(const Topology& topo, Task& task) {
                          [&](const Reader& r) { return r.task == &task; });
   ++stats_.read.acquisitions;
   if (it != readers_.end()) {
-    stats_.read.hold += task.cursor - it->since;
+    stats_.read.add_hold(task.cursor - it->since);
+    if (task.trace != nullptr) task.trace->lock_held(this, task, it->since, task.cursor, true);
     readers_.erase(it);
   }
   --task.lock_depth;
@@ -43,9 +45,10 @@ void RwLock::write_lock(const Topology& topo, Task& task) {
   if (writer_ == nullptr && readers_.empty() && waiting_writers_.empty()) {
     writer_ = &task;
     writer_since_ = task.cursor;
+    stats_.write.acquired_on(task.cpu);
     return;
   }
-  ++stats_.write.contended;
+  stats_.write.contended_on(task.cpu);
   waiting_writers_.push_back({&task, task.cursor});
   task.actor->park();
 }
@@ -53,7 +56,8 @@ void RwLock::write_lock(const Topology& topo, Task& task) {
 void RwLock::write_unlock(const Topology& topo, Task& task) {
   InFunc in(task, Func::RawRwUnlock);
   ++stats_.write.acquisitions;
-  stats_.write.hold += task.cursor - writer_since_;
+  stats_.write.add_hold(task.cursor - writer_since_);
+  if (task.trace != nullptr) task.trace->lock_held(this, task, writer_since_, task.cursor);
   --task.lock_depth;
   task.advance_to(
       line_->access(topo, task.cpu, Access::Rmw, task.cursor));  // lock add RW_LOCK_BIAS
@@ -64,8 +68,10 @@ void RwLock::write_unlock(const Topology& topo, Task& task) {
     // retries are serialised on the line, one transfer each, in FIFO order.
     for (const auto& w : waiting_readers_) {
       const Tick got = line_->access(topo, w.task->cpu, Access::Rmw, released);
-      stats_.read.wait += got - w.since;
+      stats_.read.add_wait(got - w.since);
+      if (task.trace != nullptr) task.trace->lock_wait(this, *w.task, w.since, got, &task, true);
       readers_.push_back({w.task, got});
+      stats_.read.acquired_on(w.task->cpu);
       {
         InFunc spin(*w.task, Func::RawReadLock);
         w.task->advance_to(got);
@@ -83,9 +89,12 @@ void RwLock::grant_writer(const Topology& topo, Tick from) {
   Waiter next = waiting_writers_.front();
   waiting_writers_.pop_front();
   const Tick got = line_->access(topo, next.task->cpu, Access::Rmw, from);
-  stats_.write.wait += got - next.since;
+  stats_.write.add_wait(got - next.since);
+  if (next.task->trace != nullptr)
+    next.task->trace->lock_wait(this, *next.task, next.since, got, nullptr);
   writer_ = next.task;
   writer_since_ = got;
+  stats_.write.acquired_on(next.task->cpu);
   {
     InFunc spin(*next.task, Func::RawWriteLock);
     next.task->advance_to(got);

@@ -94,6 +94,7 @@ void Scheduler::start(Task& task) {
   task.cpu = target;
   task.state = TaskState::Runnable;
   c.runqueue.push_back(&task);
+  if (task.trace != nullptr) task.trace->runqueues(*this, task.cursor);
   task.actor->park();  // dispatch_next() sets our cursor and unparks us
 }
 
@@ -133,6 +134,7 @@ void Scheduler::dispatch_next(int cpu, Tick t) {
   }
   Task* next = c.runqueue.front();
   c.runqueue.pop_front();
+  if (next->trace != nullptr) next->trace->runqueues(*this, t);
   run_on(*next, cpu);
   next->idle_until(t);
   // Run to parity: a woken task is picked with a fresh slice it may use up before a
@@ -164,6 +166,7 @@ void Scheduler::maybe_preempt(Task& task) {
   switch_out(task);
   task.state = TaskState::Runnable;
   c.runqueue.push_back(&task);
+  if (task.trace != nullptr) task.trace->runqueues(*this, task.cursor);
   dispatch_next(task.cpu, task.cursor);
   task.actor->park();
 }
@@ -239,6 +242,7 @@ void Scheduler::wake(Task& waker, Task& wakee) {
   const bool kick = c.current == nullptr && target != waker.cpu;
   ++(target == waker.cpu ? waker.wakes_same_cpu
                          : (kick ? waker.wakes_remote_idle : waker.wakes_remote_busy));
+  if (waker.trace != nullptr) waker.trace->wake(waker, wakee, waker.cursor);
   waker.charge(kick ? jittered(p.wakeup_waker, p.wakeup_jitter_waker) : no_kick);
   if (c.current == nullptr) {
     // Idle target: an IPI (or the idle loop's polling) then the switch in,
@@ -262,6 +266,7 @@ void Scheduler::wake(Task& waker, Task& wakee) {
   wakee.state = TaskState::Runnable;
   wakee.woken = true;
   c.runqueue.push_back(&wakee);
+  if (waker.trace != nullptr) waker.trace->runqueues(*this, waker.cursor);
   // check_preempt_wakeup(): a woken task (it slept, so its lag is not negative)
   // preempts the running one when it next leaves the kernel or takes an
   // interrupt; modelled as its next preemption point. Not while the running task

@@ -23,9 +23,10 @@ void Spinlock::lock(const Topology& topo, Task& task) {
     if (holder_ == nullptr && waiters_.empty()) {
       holder_ = &task;
       acquired_at_ = task.cursor;
+      stats_.acquired_on(task.cpu);
       return;
     }
-    ++stats_.contended;
+    stats_.contended_on(task.cpu);
     waiters_.push_back({&task, task.cursor, task.cursor, false});
     task.actor->park();
     return;
@@ -37,9 +38,10 @@ void Spinlock::lock(const Topology& topo, Task& task) {
   if (holder_ == nullptr && waiters_.empty()) {
     holder_ = &task;
     acquired_at_ = task.cursor;
+    stats_.acquired_on(task.cpu);
     return;
   }
-  ++stats_.contended;
+  stats_.contended_on(task.cpu);
   Waiter w{&task, task.cursor, task.cursor, false};
   if (kind_ == LockKind::Queued) {
     if (waiters_.empty()) {
@@ -66,8 +68,10 @@ void Spinlock::lock(const Topology& topo, Task& task) {
     if (w.mcs && !waiters_.empty() && waiters_.front().head_at == kNotYet)
       waiters_.front().head_at = task.cursor + topo.transfer(task.cpu, waiters_.front().task->cpu);
   }
-  stats_.wait += task.cursor - w.since;
+  stats_.add_wait(task.cursor - w.since);
+  if (task.trace != nullptr) task.trace->lock_wait(this, task, w.since, task.cursor, handed_by_);
   acquired_at_ = task.cursor;
+  stats_.acquired_on(task.cpu);
 }
 
 void Spinlock::unlock(const Topology& topo, Task& task) {
@@ -79,7 +83,8 @@ void Spinlock::unlock(const Topology& topo, Task& task) {
     throw SimulationError("spin_unlock of " + line_->name() + " by a task that does not hold it");
   InFunc in(task, Func::SemUnlock);
   ++stats_.acquisitions;
-  stats_.hold += task.cursor - acquired_at_;
+  stats_.add_hold(task.cursor - acquired_at_);
+  if (task.trace != nullptr) task.trace->lock_held(this, task, acquired_at_, task.cursor);
   --task.lock_depth;
   // The release is a plain store to the lock word (head++ / locked byte = 0).
   // Until it lands the lock reads held: a contender dated before then queues.
@@ -109,6 +114,7 @@ void Spinlock::unlock(const Topology& topo, Task& task) {
     // claims the word itself when it runs again (lock()).
     seen = next.head_at == kNotYet ? released : std::max(released, next.head_at);
   }
+  handed_by_ = &task;
   holder_ = next.task;
   {
     InFunc spin(*next.task, Func::RawSpinLock);
@@ -133,7 +139,8 @@ void Spinlock::oracle_unlock(Task& task) {
     if (rng_.uniform() * mean < s) break;
   }
   ++stats_.acquisitions;
-  stats_.hold += task.cursor - acquired_at_;
+  stats_.add_hold(task.cursor - acquired_at_);
+  if (task.trace != nullptr) task.trace->lock_held(this, task, acquired_at_, task.cursor);
   --task.lock_depth;
   if (waiters_.empty()) {
     holder_ = nullptr;
@@ -141,9 +148,12 @@ void Spinlock::oracle_unlock(Task& task) {
   }
   Waiter next = waiters_.front();
   waiters_.pop_front();
-  stats_.wait += task.cursor - next.since;
+  stats_.add_wait(task.cursor - next.since);
+  if (task.trace != nullptr)
+    task.trace->lock_wait(this, *next.task, next.since, task.cursor, &task);
   holder_ = next.task;
   acquired_at_ = task.cursor;
+  stats_.acquired_on(next.task->cpu);
   {
     InFunc spin(*next.task, Func::RawSpinLock);
     next.task->advance_to(task.cursor);

@@ -34,6 +34,7 @@
 // With exponential think times the simulation is then the model's CTMC.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <limits>
@@ -56,6 +57,29 @@ struct LockStats {
   // Queued spinlock only: contended acquisitions that took the pending-bit
   // path (no MCS node) and those that queued an MCS node.
   std::uint64_t pending_path = 0, mcs_path = 0;
+  // The /proc/lock_stat columns beyond the sums: the longest wait and hold,
+  // and the bounces (an acquisition, or a contention, on another CPU than the
+  // lock's last acquirer: lock_stat's own definition, i.e. the lock word's line
+  // moved). Bookkeeping only: nothing here changes when things happen.
+  Tick wait_max = 0, hold_max = 0;
+  std::uint64_t acq_bounces = 0, con_bounces = 0;
+  int last_cpu = -1;  // the CPU of the last acquisition (-1: none since the reset)
+  void add_wait(Tick w) {
+    wait += w;
+    wait_max = std::max(wait_max, w);
+  }
+  void add_hold(Tick h) {
+    hold += h;
+    hold_max = std::max(hold_max, h);
+  }
+  void contended_on(int cpu) {
+    ++contended;
+    if (last_cpu >= 0 && last_cpu != cpu) ++con_bounces;
+  }
+  void acquired_on(int cpu) {
+    if (last_cpu >= 0 && last_cpu != cpu) ++acq_bounces;
+    last_cpu = cpu;
+  }
 };
 
 class Spinlock {
@@ -95,7 +119,7 @@ class Spinlock {
   Rng rng_;
   Task* holder_ = nullptr;
   Tick acquired_at_ = 0;
-  int last_releaser_ = -1;
+  const Task* handed_by_ = nullptr;  // the releaser of the latest hand-off (for the trace)
   std::deque<Waiter> waiters_;
   LockStats stats_;
   Tick oracle_serial_ = 0, oracle_per_waiter_ = 0;

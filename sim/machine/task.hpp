@@ -22,6 +22,7 @@
 #include "core/simulation.hpp"
 #include "core/time.hpp"
 #include "machine/cpu_noise.hpp"
+#include "report/trace_sink.hpp"
 
 namespace semsim::machine {
 
@@ -101,6 +102,7 @@ struct Task {
   FuncTimes* cpu_time =
       nullptr;                // the CPU it is on also accounts its charges (set by the Scheduler)
   CpuNoise* noise = nullptr;  // the interruptions of the CPU it is on (none: no noise)
+  report::TraceSink* trace = nullptr;  // where its events are recorded (none: tracing off)
 
   // Work of length d: the CPU's interruptions that land in it delay it.
   void charge(Tick d) {
@@ -124,6 +126,7 @@ struct Task {
     }
   }
   void account(Func f, Tick d) {
+    if (trace != nullptr) trace->cpu_time(*this, f, cursor, d);
     cursor += d;
     time[static_cast<std::size_t>(f)] += d;
     if (cpu_time != nullptr) (*cpu_time)[static_cast<std::size_t>(f)] += d;

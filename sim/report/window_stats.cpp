@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "report/lockstat.hpp"
+
 namespace semsim::report {
 
 using machine::CpuCategory;
@@ -34,6 +36,9 @@ void WindowStats::begin(Tick now) {
   sma_.array_lock->reset_stats();
   if (sma_.rwlock) sma_.rwlock->reset_stats();
   for (auto& l : sma_.sem_locks) l->reset_stats();
+  rq_at_start_.clear();
+  if (sched_ != nullptr)
+    for (int c = 0; c < sched_->cpus(); ++c) rq_at_start_.push_back(sched_->cpu(c).rq_lock.stats());
 }
 
 void WindowStats::end(Tick now) {
@@ -188,6 +193,7 @@ Json WindowStats::to_json() const {
     locks.push_back(lock_json("sem->lock (all semaphores)", sum));
   }
   point["locks"] = locks;
+  point["lockstat"] = lockstat_table(sma_, sched_, rq_at_start_);
 
   // The hottest cache lines by misses, with transfers by distance class.
   auto lines = sma_.lines();

@@ -9,6 +9,7 @@
 
 #include "config/scenario.hpp"
 #include "ipc/sem_array.hpp"
+#include "machine/scheduler.hpp"
 #include "machine/task.hpp"
 
 namespace semsim::report {
@@ -24,6 +25,8 @@ class WindowStats {
   void rebase(Tick start) { start_ = start; }
   void end(Tick now);
   void set_completed(bool c) { completed_ = c; }
+  // The scheduler whose per-CPU rq->lock lines the lock table reports (none: no rq->lock row).
+  void set_scheduler(const machine::Scheduler* sched) { sched_ = sched; }
   Json to_json() const;
 
  private:
@@ -42,6 +45,8 @@ class WindowStats {
   Tick start_ = 0, stop_ = 0;
   std::vector<TaskSnap> at_start_, at_end_;
   std::vector<machine::LockStats> locks_at_end_;
+  const machine::Scheduler* sched_ = nullptr;
+  std::vector<machine::LineStats> rq_at_start_;  // rq->lock lines are not reset: differences
 };
 
 }  // namespace semsim::report

@@ -20,7 +20,8 @@ nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 
 NOTEBOOKS = REPO / "notebooks"
-EXPECTED = ("01_seed001_thread_sweep.ipynb", "02_predicted_vs_measured.ipynb", "03_where_the_time_goes.ipynb")
+EXPECTED = ("01_seed001_thread_sweep.ipynb", "02_predicted_vs_measured.ipynb", "03_where_the_time_goes.ipynb",
+            "04_whatif_fence_diff_trace.ipynb")
 
 
 def notebooks() -> list[Path]:

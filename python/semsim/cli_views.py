@@ -1,0 +1,112 @@
+"""CLI views: ``semsim diff`` and ``semsim run --trace``.
+
+  semsim diff A.json B.json [-o DIR]
+  semsim diff SCENARIO.json --kernel A --kernel B [--repeats K] [--set ...] [-o DIR]
+  semsim run SCENARIO.json --trace FILE.perfetto-trace [--trace-window A..B] [--trace-limit N]
+
+Kept apart from cli.py so that the command line's core and these views merge independently.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+
+def add_diff_parser(sub: Any, add_set: Any) -> None:
+    p = sub.add_parser(
+        "diff",
+        help="B against A: verdict, per-function and per-lock deltas, differential folded stacks",
+        description="Compares two results (semsim run output), or one scenario under two kernels "
+                    "(--kernel A --kernel B; ids or what-if objects such as "
+                    "'{\"base\":\"complex_mode\",\"fence\":\"none\"}'), simulated over several seeds. "
+                    "Prints the table; with -o DIR also writes DIR/diff.txt, DIR/diff.json, "
+                    "DIR/diff.difffolded (stack count_a count_b, for flamegraph.pl) and DIR/diff.png.",
+    )
+    p.add_argument("inputs", nargs="+", metavar="FILE",
+                   help="A.json B.json (two results), or SCENARIO.json with --kernel A --kernel B")
+    p.add_argument("--kernel", action="append", metavar="KERNEL",
+                   help="with one SCENARIO: a kernel id or JSON object; give it twice (A, then B)")
+    p.add_argument("--repeats", metavar="K", help="with --kernel: seeds per side (default: the scenario's, at least 3)")
+    add_set(p)
+    p.add_argument("-o", "--output", metavar="DIR", default=None, help="also write the table, JSON, difffolded and plot here")
+
+
+def _kernel_value(text: str) -> Any:
+    if text.lstrip().startswith("{"):
+        try:
+            return json.loads(text)
+        except ValueError as exc:
+            raise ValueError(f"diff: --kernel {text!r}: malformed JSON ({exc})") from None
+    return text
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from . import api, plots
+    from .diff import diff
+
+    if args.kernel is not None:
+        if len(args.kernel) != 2 or len(args.inputs) != 1:
+            raise ValueError("diff: with --kernel, give one SCENARIO.json and --kernel twice (A, then B)")
+        repeats = None
+        if args.repeats is not None:
+            try:
+                repeats = int(args.repeats)
+            except ValueError:
+                repeats = 0
+            if repeats < 1:
+                raise ValueError(f"diff: --repeats {args.repeats!r}: expected an integer >= 1")
+        scenario = json.loads(api._load_text(args.inputs[0], args.sets))
+        d = diff(scenario, kernel=[_kernel_value(k) for k in args.kernel], repeats=repeats)
+    else:
+        if len(args.inputs) != 2:
+            raise ValueError("diff: give two result files (A.json B.json), or one SCENARIO.json with "
+                             "--kernel A --kernel B")
+        if args.sets or args.repeats is not None:
+            raise ValueError("diff: --set and --repeats apply only to a SCENARIO with --kernel")
+        d = diff(args.inputs[0], args.inputs[1])
+    sys.stdout.write(d.table())
+    if args.output:
+        paths = d.write(args.output)
+        fig = plots.plot_diff(d)
+        png = paths["table"].with_name("diff.png")
+        fig.savefig(png, dpi=110)
+        sys.stdout.write(f"wrote {paths['table']}, {paths['json']}, {paths['difffolded']}, {png}\n")
+    return 0
+
+
+# ---------------------------------------------------------------------------- run --trace
+
+
+def add_trace_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--trace", metavar="FILE.perfetto-trace", default=None,
+                   help="also write a Perfetto trace of one point (the scenario's single thread count, its "
+                        "first seed): CPUs, locks, wake-up and hand-off flows, run-queue lengths")
+    p.add_argument("--trace-window", metavar="A..B", default=None,
+                   help="with --trace: simulated milliseconds to record (default: the first 1 ms of the "
+                        "measurement window)")
+    p.add_argument("--trace-limit", metavar="N", default=None,
+                   help="with --trace: the most trace events to record (default 1,000,000); past it the command fails")
+
+
+def run_trace(args: argparse.Namespace) -> None:
+    """Writes the --trace file and says what it holds (one line on stderr); nothing without --trace."""
+    if getattr(args, "trace", None) is None:
+        if args.trace_window is not None or args.trace_limit is not None:
+            raise ValueError("run: --trace-window and --trace-limit need --trace FILE")
+        return
+    from . import trace
+
+    window = trace.parse_window(args.trace_window) if args.trace_window is not None else None
+    limit = None
+    if args.trace_limit is not None:
+        try:
+            limit = int(str(args.trace_limit).replace(",", "").replace("_", ""))
+        except ValueError:
+            limit = 0
+        if limit < 1:
+            raise ValueError(f"run: --trace-limit {args.trace_limit!r}: expected an integer >= 1")
+    info = trace.write_trace(args.scenario, args.trace, window_ms=window, limit=limit, sets=args.sets)
+    sys.stderr.write(f"trace: {info.summary()}\n")

@@ -1,0 +1,22 @@
+// The per-lock table of a measurement window in the columns of
+// /proc/lock_stat and `perf lock contention`, one row per lock class under the
+// kernel's names: sma->sem_perm.lock (the array spinlock, or the March 2013
+// series' rwlock as -W and -R rows), sem->lock (every semaphore's lock: one
+// lockdep class, so one row, as lock_stat shows it) and rq->lock (every CPU's
+// run-queue lock, which the model knows only as one atomic on its line).
+#pragma once
+
+#include <vector>
+
+#include "config/scenario.hpp"
+#include "ipc/sem_array.hpp"
+#include "machine/scheduler.hpp"
+
+namespace semsim::report {
+
+// Rows with neither acquisitions nor contentions are left out. `rq_at_start`
+// are the rq->lock lines' counters at the window's start (they are not reset).
+Json lockstat_table(const ipc::SemArray& sma, const machine::Scheduler* sched,
+                    const std::vector<machine::LineStats>& rq_at_start);
+
+}  // namespace semsim::report
