@@ -38,7 +38,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
-from . import api, cli_extra, cli_views
+from . import _core, api, cli_extra, cli_views
 from .compare import HOST_BUSY_SHARE, HOST_DRIFT_LIMIT, UNSTABLE_SPREAD
 from ._data import default_scenario_path
 
@@ -96,6 +96,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", metavar="OUT.json", help="write the JSON result here instead of stdout")
     cli_extra.add_profile_flags(p)
     cli_views.add_trace_flags(p)
+    p.add_argument("--reference-order", action="store_true",
+                   help="no shortcut in the time core: every turn through the calendar "
+                        "(slower; the same bytes, which the tests check)")
 
     p = sub.add_parser("native", help="measure a scenario's workload on real SysV semaphores on this host")
     p.add_argument("scenario", metavar="SCENARIO.json", nargs="?")
@@ -210,6 +213,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.folded and not args.profile:
         raise UsageError("run: --folded needs --profile")
     cli_views.run_trace(args)  # first: a bad --trace fails before the run prints anything
+    if args.reference_order:
+        _core.set_reference_order(True)
     result = api._simulate_sets(args.scenario, args.sets)
     if args.profile:
         # The profile takes stdout; the JSON result goes only where -o says.

@@ -2,7 +2,7 @@
 // before patch 1/4 of Manfred Spraul's May 2013 series, "fix missing wakeups
 // in do_smart_update()"): the 3.10 code of gen_per_sem_lock.cpp with the
 // one-pass do_smart_update(). Kept so the simulator can show the missed
-// wakeup happen (ipc/explorer.hpp) and the fix remove it.
+// wakeup happen (verify/explorer.hpp) and the fix remove it.
 #include "ipc/kernel_policy.hpp"
 
 namespace semsim::ipc {

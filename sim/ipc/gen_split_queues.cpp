@@ -12,7 +12,7 @@
 //  - the first complex sleeper merge_queues()s every semaphore's
 //    pending_alter into the array's with list_splice_init(), which puts each
 //    list at the FRONT: the last semaphore's sleepers end up first (the order
-//    the current kernel was verified to have, sem_reference.hpp);
+//    the current kernel was verified to have, verify/sem_reference.hpp);
 //  - sem_unlock(sma, -1) unmerge_queues() them once complex_count is 0;
 //  - do_smart_update(): wait-for-zero sleepers first (do_smart_wakeup_zero),
 //    then the array's alter queue if it is not empty, else the alter queues

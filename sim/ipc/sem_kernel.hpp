@@ -13,7 +13,7 @@
 // Exploration support: a KernelObserver sees every memory access (the trace
 // hook of the per-op traffic test), every critical section, every change to
 // a semaphore or queue and every wakeup (the invariant checkers of
-// ipc/explorer.hpp); set_precise() makes every racy read of sem_lock() a
+// verify/explorer.hpp); set_precise() makes every racy read of sem_lock() a
 // synchronisation point of the simulation, and set_jitter() adds seeded
 // random delays there, so that the schedule explorer can make the windows of
 // the kernels' races open.

@@ -12,7 +12,7 @@
 #include <cstdio>
 #include <string>
 
-#include "ipc/explorer.hpp"
+#include "verify/explorer.hpp"
 
 namespace semsim::ipc {
 namespace {

@@ -13,8 +13,8 @@
 #include "config/scenario.hpp"
 #include "core/errors.hpp"
 #include "driver/simulate.hpp"
-#include "ipc/explorer.hpp"
-#include "ipc/sem_reference.hpp"
+#include "verify/explorer.hpp"
+#include "verify/sem_reference.hpp"
 
 namespace semsim::ipc {
 namespace {

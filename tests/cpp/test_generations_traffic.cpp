@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "ipc/explorer.hpp"
+#include "verify/explorer.hpp"
 
 namespace semsim::ipc {
 namespace {

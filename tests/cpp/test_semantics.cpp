@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/errors.hpp"
-#include "ipc/sem_reference.hpp"
+#include "verify/sem_reference.hpp"
 #include "ipc/semantics.hpp"
 
 namespace semsim::ipc {

@@ -42,7 +42,7 @@
 #include <vector>
 
 #include "core/rng.hpp"
-#include "ipc/sem_reference.hpp"
+#include "verify/sem_reference.hpp"
 #include "ipc/sembuf.hpp"
 
 namespace semsim::ipc {

@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "core/rng.hpp"
-#include "ipc/explorer.hpp"
-#include "ipc/sem_reference.hpp"
+#include "verify/explorer.hpp"
+#include "verify/sem_reference.hpp"
 
 namespace semsim::ipc {
 namespace {

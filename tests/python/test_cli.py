@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -295,3 +296,17 @@ def test_compare_goes_on_when_the_host_check_fails(tmp_path, monkeypatch, capsys
     assert code == 0, err
     assert "semsim: warning: no host check before measuring" in err
     assert (tmp_path / "out" / "compare.json").exists()
+
+
+def test_reference_order_gives_the_same_bytes(tmp_path):
+    """`run --reference-order` takes every turn through the calendar; the
+    result bytes are those of the fast path (the time core's invariant)."""
+    fast, ref = tmp_path / "fast.json", tmp_path / "ref.json"
+    base = [sys.executable, "-m", "semsim", "run", "scenarios/host/sem-scalebench-m2.json",
+            "--set", "machine=laptop-4", "--set", "threads=[2,6]", "--set", "duration_ms=0.3",
+            "--set", "warmup_ms=0.05"]
+    root = Path(__file__).resolve().parents[2]
+    subprocess.run(base + ["-o", str(fast)], check=True, cwd=root, capture_output=True)
+    subprocess.run(base + ["--reference-order", "-o", str(ref)], check=True, cwd=root,
+                   capture_output=True)
+    assert fast.read_bytes() == ref.read_bytes()

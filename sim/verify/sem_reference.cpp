@@ -1,4 +1,4 @@
-#include "ipc/sem_reference.hpp"
+#include "verify/sem_reference.hpp"
 
 #include <algorithm>
 #include <cerrno>

@@ -1,4 +1,4 @@
-#include "ipc/explorer.hpp"
+#include "verify/explorer.hpp"
 
 #include <fmt/format.h>
 
