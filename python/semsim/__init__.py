@@ -17,6 +17,7 @@ from ._data import data_dir, default_scenario_path
 from .api import (
     CPU_CATEGORIES,
     CalibrationUnavailable,
+    HostError,
     InputError,
     Result,
     ScenarioLike,
@@ -27,10 +28,13 @@ from .api import (
     cleanup_native,
     core_version,
     default_scenario,
+    host_model_path,
     kernel_label,
     load_scenario,
+    machine_info,
     measure,
     simulate,
+    validate,
 )
 from . import plots
 from .compare import Comparison, compare
@@ -47,6 +51,7 @@ __all__ = [
     "CPU_CATEGORIES",
     "CalibrationUnavailable",
     "Comparison",
+    "HostError",
     "InputError",
     "Result",
     "ScenarioLike",
@@ -61,10 +66,13 @@ __all__ = [
     "data_dir",
     "default_scenario",
     "default_scenario_path",
+    "host_model_path",
     "kernel_label",
     "load_scenario",
+    "machine_info",
     "measure",
     "plots",
     "simulate",
     "sweep",
+    "validate",
 ]

@@ -7,7 +7,7 @@
   semsim sweep SCENARIO.json [--threads LIST] [--kernel LIST] [--machine LIST]
                [--semaphores LIST] [--repeats K] [--executor process|dask|ADDRESS]
                [-j N] [--set ...] [-o OUT.json|OUT.csv]
-  semsim calibrate [-o cpu_models/host.json] [--quick]
+  semsim calibrate [-o MODEL.json] [--quick]
   semsim reproduce [-o DIR] [--duration-ms MS] [--seeds K] [--only NAME,...] [-j N]
   semsim bench [--repeats K] [-o OUT.json]
   semsim run ... --profile [--folded FILE]
@@ -16,8 +16,10 @@
   semsim --version
 
 Bad input of any kind prints one line, ``semsim: error: <message>``, to stderr
-and exits with status 2; an internal failure prints ``semsim: internal error:
-<message>`` and exits with 1. Ctrl-C ends the process as SIGINT does (status 130
+and exits with status 2; a native run or calibration that the host stopped (a task
+killed from outside, kernel limits used up by other programs) prints ``semsim: host
+error: <message>`` and exits with 3; an internal failure prints ``semsim: internal
+error: <message>`` and exits with 1. Ctrl-C ends the process as SIGINT does (status 130
 in a shell), after the native runner has removed its semaphore array. Never a
 traceback (set SEMSIM_DEBUG=1 to get one).
 """
@@ -29,6 +31,7 @@ import json
 import os
 import signal
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -40,6 +43,7 @@ from ._data import default_scenario_path
 
 EXIT_USAGE = 2
 EXIT_INTERNAL = 1
+EXIT_HOST = 3
 EXIT_INTERRUPTED = 130
 
 
@@ -61,6 +65,11 @@ def _one_line(message: object) -> str:
 def _check_sets(sets: Sequence[str]) -> list[str]:
     for item in sets:
         key = item.split("=", 1)[0].strip() if "=" in item else ""
+        try:
+            item.encode("utf-8")
+        except UnicodeEncodeError:  # bytes that are not UTF-8 arrive as surrogate escapes
+            shown = key.encode("utf-8", "replace").decode("utf-8") or "?"
+            raise UsageError(f"--set {shown}: the value is not valid UTF-8") from None
         if not key or any(not part for part in key.split(".")):
             raise UsageError(
                 f"--set {item!r}: expected KEY=VALUE with KEY a dotted field path "
@@ -138,7 +147,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("calibrate", help="measure this host's costs with probes; write a machine model")
     p.add_argument("-o", "--output", metavar="MODEL.json", default=None,
-                   help="where to write the model (default: cpu_models/host.json, used as machine 'host')")
+                   help="where to write the model (default: $XDG_DATA_HOME/semsim/host.json, i.e. "
+                        "~/.local/share/semsim/host.json: the model machine 'host' means)")
     p.add_argument("--quick", action="store_true", help="shorter probes (less precise)")
 
     cli_extra.add_parsers(sub)
@@ -199,10 +209,41 @@ def _write_result(result: api.Result, output: str | None) -> None:
 # ---------------------------------------------------------------------------- commands
 
 
+def _interruptible(fn: Any, *args: Any) -> Any:
+    """Runs a simulation so that Ctrl-C ends the process as SIGINT does (status 130).
+
+    SimGrid's engine installs a SIGINT handler of its own, which exits with status 1,
+    each time an engine starts; the simulation runs in a thread while this one puts
+    the default action back every few milliseconds (_core.sigint_default). Only when
+    SIGINT has its default action at the Python level (main() sets it).
+    """
+    core = getattr(api, "_core", None)
+    if (core is None or not hasattr(core, "sigint_default")
+            or threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.SIG_DFL):
+        return fn(*args)
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["result"] = fn(*args)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller
+            box["error"] = exc
+
+    worker = threading.Thread(target=work, name="semsim-simulate", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        core.sigint_default()
+        worker.join(0.005)
+    if "error" in box:
+        raise box["error"]
+    return box["result"]
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     if args.folded and not args.profile:
         raise UsageError("run: --folded needs --profile")
-    result = api._simulate_sets(args.scenario, args.sets)
+    result = _interruptible(api._simulate_sets, args.scenario, args.sets)
     if args.profile:
         # The profile takes stdout; the JSON result goes only where -o says.
         cli_extra.print_profile(result.doc, args.folded)
@@ -211,7 +252,18 @@ def _cmd_run(args: argparse.Namespace) -> int:
     else:
         _write_result(result, args.output)
     _points_table(result, sys.stderr)
+    _say_model(result)
     return 0
+
+
+def _say_model(result: api.Result) -> None:
+    """Names the model file and hash a simulated result used (stderr)."""
+    machine = result.scenario.get("machine")
+    try:
+        info = api.machine_info(str(machine))
+    except api.InputError:
+        return
+    sys.stderr.write(f"model {machine!r}: {info.get('file') or 'built in'} ({info.get('hash')})\n")
 
 
 def _cmd_native(args: argparse.Namespace) -> int:
@@ -237,10 +289,12 @@ def _compare(source: str, sets: list[str], out_dir: str) -> list[dict[str, Any]]
     threads = scenario.get("threads")
     npoints = len(threads) if isinstance(threads, list) else 1
     name = scenario.get("name", "scenario")
-    sys.stderr.write(f"semsim: simulating {name!r}: {npoints} point(s) on model {scenario.get('machine')!r}\n")
+    model = api.machine_info(str(scenario.get("machine")))
+    sys.stderr.write(f"semsim: simulating {name!r}: {npoints} point(s) on model {scenario.get('machine')!r} "
+                     f"({model.get('file') or 'built in'}, {model.get('hash')})\n")
     sys.stderr.flush()
     start = time.monotonic()
-    simulated = api._simulate_sets(scenario_text, [])
+    simulated = _interruptible(api._simulate_sets, scenario_text, [])
     # The engine's defaults (sim/config/scenario.cpp) where the scenario leaves them out.
     seconds = npoints * int(scenario.get("repeats", 1)) * (
         float(scenario.get("duration_ms", 20)) + float(scenario.get("warmup_ms", 2))) / 1000.0
@@ -248,7 +302,7 @@ def _compare(source: str, sets: list[str], out_dir: str) -> list[dict[str, Any]]
                      f"on this host (about {seconds:.1f} s)\n")
     sys.stderr.flush()
     host_check = None
-    model_path = Path(api.DEFAULT_HOST_MODEL)
+    model_path = Path(model.get("file") or api.host_model_path())
     if scenario.get("machine") == "host" and model_path.is_file():
         # Has the host moved since it was calibrated? (the quick probes, a few seconds).
         # A check that fails leaves the points unchecked; it does not end the compare.
@@ -360,7 +414,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         elif api.calibration_available():
             model = Path(args.output) / "host.json"
             model.parent.mkdir(parents=True, exist_ok=True)
-            sys.stderr.write(f"semsim: no calibrated model of this host ({api.DEFAULT_HOST_MODEL}); "
+            sys.stderr.write(f"semsim: no calibrated model of this host ({api.host_model_path()}); "
                              f"a quick calibration into {model} (a few seconds; `semsim calibrate` "
                              "makes the full one)\n")
             sys.stderr.flush()
@@ -475,7 +529,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:
-    path = args.output or api.DEFAULT_HOST_MODEL
+    path = args.output or api.host_model_path()
     _calibrate(path, args.quick)
     print(f"wrote {path}")
     return 0
@@ -498,8 +552,12 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    scenario = json.loads(api._load_text(args.scenario, args.sets))
-    print(f"ok: {scenario.get('name') or Path(args.scenario).stem}")
+    # Every check run and native make (the machine's matrices and the native runner's
+    # limits included); this host's limits alone do not make the scenario bad.
+    scenario, note = api._validate(args.scenario, args.sets)
+    name = scenario.get('name') or Path(args.scenario).stem
+    print(f"ok: {name}" + (f" (but `semsim native` on this host would refuse it: {_one_line(note)})"
+                           if note else ""))
     return 0
 
 
@@ -567,6 +625,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         if isinstance(exc, (UsageError, api.InputError, ValueError)):
             status, kind, message = EXIT_USAGE, "error", _one_line(exc)
+        elif isinstance(exc, api.HostError):
+            status, kind, message = EXIT_HOST, "host error", _one_line(exc)
+        elif isinstance(exc, RecursionError):
+            status, kind, message = EXIT_USAGE, "error", "input nested too deeply"
         elif isinstance(exc, ImportError):
             status, kind, message = EXIT_INTERNAL, "internal error", _one_line(exc)
         elif isinstance(exc, OSError):
