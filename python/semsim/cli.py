@@ -209,7 +209,88 @@ def _write_result(result: api.Result, output: str | None) -> None:
 # ---------------------------------------------------------------------------- commands
 
 
-def _interruptible(fn: Any, *args: Any) -> Any:
+class _Progress:
+    """A one-line ticker on stderr while something long runs, only on a terminal:
+    ``semsim: <what>: 12.3 s`` (and ``of about N s`` when the length is known). Off a
+    terminal (a pipe, a file, CI) it says nothing."""
+
+    def __init__(self, what: str, expected_s: float | None = None) -> None:
+        self.what, self.expected_s = what, expected_s
+        self.on = sys.stderr.isatty() and not os.environ.get("SEMSIM_NO_PROGRESS")
+        self.start = time.monotonic()
+        self.shown = 0.0
+
+    def tick(self) -> None:
+        now = time.monotonic()
+        if not self.on or now - self.shown < 0.25:
+            return
+        self.shown = now
+        elapsed = now - self.start
+        tail = f" of about {self.expected_s:.0f} s" if self.expected_s else ""
+        sys.stderr.write(f"\rsemsim: {self.what}: {elapsed:.1f} s{tail}\033[K")
+        sys.stderr.flush()
+
+    def done(self) -> None:
+        if self.on and self.shown:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+
+
+def _with_progress(progress: _Progress, fn: Any, *args: Any) -> Any:
+    """Runs fn in a thread while the ticker runs (for calls that release the GIL)."""
+    if not progress.on:
+        return fn(*args)
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["result"] = fn(*args)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller
+            box["error"] = exc
+
+    worker = threading.Thread(target=work, name="semsim-work", daemon=True)
+    worker.start()
+    try:
+        while worker.is_alive():
+            progress.tick()
+            worker.join(0.05)
+    finally:
+        progress.done()
+    if "error" in box:
+        raise box["error"]
+    return box["result"]
+
+
+def _host_busy_now(seconds: float = 0.3) -> float | None:
+    """The share of this host's CPUs that were busy over the next `seconds` (/proc/stat),
+    None where it cannot tell. Before a measurement: semsim itself does nothing then."""
+    def sample() -> tuple[int, int] | None:
+        try:
+            fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+            values = [int(v) for v in fields[:8]]
+        except (OSError, ValueError):
+            return None
+        idle = values[3] + (values[4] if len(values) > 4 else 0)
+        return sum(values) - idle, sum(values)
+    a = sample()
+    time.sleep(seconds)
+    b = sample()
+    if a is None or b is None or b[1] <= a[1]:
+        return None
+    return (b[0] - a[0]) / (b[1] - a[1])
+
+
+def _warn_if_busy(before: str) -> None:
+    """Warns, before measuring, when other processes already keep the CPUs busy."""
+    busy = _host_busy_now()
+    if busy is not None and busy > HOST_BUSY_SHARE:
+        sys.stderr.write(f"semsim: warning: this host is busy before {before} (other processes use "
+                         f"{busy:.0%} of its CPUs): the figures will include their load; measure on a "
+                         "quiet host\n")
+        sys.stderr.flush()
+
+
+def _interruptible(fn: Any, *args: Any, progress: _Progress | None = None) -> Any:
     """Runs a simulation so that Ctrl-C ends the process as SIGINT does (status 130).
 
     SimGrid's engine installs a SIGINT handler of its own, which exits with status 1,
@@ -221,7 +302,7 @@ def _interruptible(fn: Any, *args: Any) -> Any:
     if (core is None or not hasattr(core, "sigint_default")
             or threading.current_thread() is not threading.main_thread()
             or signal.getsignal(signal.SIGINT) is not signal.SIG_DFL):
-        return fn(*args)
+        return fn(*args) if progress is None else _with_progress(progress, fn, *args)
     box: dict[str, Any] = {}
 
     def work() -> None:
@@ -232,9 +313,15 @@ def _interruptible(fn: Any, *args: Any) -> Any:
 
     worker = threading.Thread(target=work, name="semsim-simulate", daemon=True)
     worker.start()
-    while worker.is_alive():
-        core.sigint_default()
-        worker.join(0.005)
+    try:
+        while worker.is_alive():
+            core.sigint_default()
+            if progress is not None:
+                progress.tick()
+            worker.join(0.005)
+    finally:
+        if progress is not None:
+            progress.done()
     if "error" in box:
         raise box["error"]
     return box["result"]
@@ -243,7 +330,8 @@ def _interruptible(fn: Any, *args: Any) -> Any:
 def _cmd_run(args: argparse.Namespace) -> int:
     if args.folded and not args.profile:
         raise UsageError("run: --folded needs --profile")
-    result = _interruptible(api._simulate_sets, args.scenario, args.sets)
+    result = _interruptible(api._simulate_sets, args.scenario, args.sets,
+                            progress=_Progress(f"simulating {Path(str(args.scenario)).name}"))
     if args.profile:
         # The profile takes stdout; the JSON result goes only where -o says.
         cli_extra.print_profile(result.doc, args.folded)
@@ -275,7 +363,9 @@ def _cmd_native(args: argparse.Namespace) -> int:
         if args.cleanup:
             return 0
         raise UsageError("native: the following arguments are required: SCENARIO.json (or --cleanup)")
-    result = api._measure_sets(args.scenario, args.sets)
+    _warn_if_busy("measuring")
+    result = _with_progress(_Progress(f"measuring {Path(str(args.scenario)).name} on this host"),
+                            api._measure_sets, args.scenario, args.sets)
     _write_result(result, args.output)
     _points_table(result, sys.stderr)
     return 0
@@ -294,7 +384,8 @@ def _compare(source: str, sets: list[str], out_dir: str) -> list[dict[str, Any]]
                      f"({model.get('file') or 'built in'}, {model.get('hash')})\n")
     sys.stderr.flush()
     start = time.monotonic()
-    simulated = _interruptible(api._simulate_sets, scenario_text, [])
+    simulated = _interruptible(api._simulate_sets, scenario_text, [],
+                               progress=_Progress(f"simulating {npoints} point(s)"))
     # The engine's defaults (sim/config/scenario.cpp) where the scenario leaves them out.
     seconds = npoints * int(scenario.get("repeats", 1)) * (
         float(scenario.get("duration_ms", 20)) + float(scenario.get("warmup_ms", 2))) / 1000.0
@@ -312,8 +403,10 @@ def _compare(source: str, sets: list[str], out_dir: str) -> list[dict[str, Any]]
             host_check = host_drift(json.loads(model_path.read_text(encoding="utf-8")))
         except (api.InputError, api.SimulationError) as e:
             sys.stderr.write(f"semsim: warning: no host check before measuring ({e})\n")
+    _warn_if_busy("measuring")
     start = time.monotonic()
-    measured = api._measure_sets(scenario_text, [])
+    measured = _with_progress(_Progress(f"measuring {npoints} point(s) on this host", seconds),
+                              api._measure_sets, scenario_text, [])
     sys.stderr.write(f"semsim: measured in {time.monotonic() - start:.1f} s\n")
     comparison = Comparison(simulated, measured, host_check)
     host = measured.doc.get("host", {})
@@ -321,6 +414,10 @@ def _compare(source: str, sets: list[str], out_dir: str) -> list[dict[str, Any]]
           f"{scenario.get('machine')!r} vs measured on this host ({host.get('cpus', '?')} CPUs, "
           f"Linux {host.get('kernel_release', '?')})")
     print(comparison.table())
+    unknown_load = sum(1 for r in comparison.rows if r.get("foreign_cpu_share") is None)
+    if unknown_load:
+        print(f"host load unknown for {unknown_load} of {len(comparison.rows)} point(s) (window under 100 ms "
+              "per CPU, or a workload that runs to completion): '-' in 'host busy' is unknown, not quiet")
     if host_check is not None:
         figures = ", ".join(
             f"{key.replace('_ns', '')} {v['now']:.0f} ns (calibrated {v['calibrated']:.0f}, {v['change_pct']:+.0f} %)"
@@ -363,6 +460,14 @@ def _cmd_compare(args: argparse.Namespace) -> int:
               f"within 35 %: {summary['within_35_pct']}")
     busy = [r for r in rows if r.get("host_busy")]
     drifted = [r for r in rows if r.get("host_drifted")]
+    unknown = [r for r in rows if r.get("foreign_cpu_share") is None]
+    if unknown:
+        # Unknown is not quiet: a window too short for /proc/stat's ticks, or a workload
+        # that runs to completion, says nothing about the host's other load.
+        summary["host_load_unknown_points"] = len(unknown)
+        print(f"{len(unknown)} of {len(rows)} point(s) have an unknown host load (window under 100 ms "
+              "per CPU, or a workload that runs to completion): whether other processes ran then is "
+              "not known")
     if busy or drifted:
         # Points measured while other processes used the CPUs, or on a host that had
         # moved from its calibration: the accuracy without them.
@@ -398,7 +503,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 def _calibrate(path: str | os.PathLike, quick: bool) -> None:
     """Calibrates into `path`, printing what the calibration warns of (a host that moved)."""
-    model = api.calibrate(path, quick=quick)
+    _warn_if_busy("calibrating")
+    model = _with_progress(_Progress("calibrating this host"), api.calibrate, path, quick)
     for warning in model.get("provenance", {}).get("warnings", []):
         sys.stderr.write(f"semsim: warning: {warning}\n")
 
