@@ -86,6 +86,26 @@ def _add_set(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _scenario_fields_help() -> str:
+    """The scenario fields, from the package's schema (scenarios/scenario.schema.json)."""
+    from ._data import data_dir
+
+    lines = ["scenario fields (override any with --set FIELD=VALUE; `semsim list` names the machines, "
+             "kernels and workloads):"]
+    try:
+        base = data_dir()
+        schema = json.loads((base / "scenarios" / "scenario.schema.json").read_text(encoding="utf-8"))
+        for name, spec in schema.get("properties", {}).items():
+            text = " ".join(str(spec.get("description", "")).split())
+            lines.append(f"  {name}: {text}")
+    except (OSError, ValueError, TypeError, AttributeError):
+        lines.append("  name, description, machine, kernel, workload, threads, duration_ms, warmup_ms, seed, "
+                     "repeats (see README.md, Scenario format)")
+    lines.append("exit status: 0 ok, 2 bad input (one line naming the field), 3 the host stopped a native "
+                 "run, 1 internal error; Ctrl-C ends as SIGINT (130)")
+    return "\n".join(lines)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="semsim",
@@ -94,21 +114,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    fields_help = _scenario_fields_help()
 
-    p = sub.add_parser("run", help="simulate a scenario; JSON result to OUT or stdout, a table to stderr")
+    p = sub.add_parser("run", help="simulate a scenario; JSON result to OUT or stdout, a table to stderr", epilog=fields_help,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("scenario", metavar="SCENARIO.json")
     _add_set(p)
     p.add_argument("-o", "--output", metavar="OUT.json", help="write the JSON result here instead of stdout")
     cli_extra.add_profile_flags(p)
 
-    p = sub.add_parser("native", help="measure a scenario's workload on real SysV semaphores on this host")
+    p = sub.add_parser("native", help="measure a scenario's workload on real SysV semaphores on this host", epilog=fields_help,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("scenario", metavar="SCENARIO.json", nargs="?")
     _add_set(p)
     p.add_argument("-o", "--output", metavar="OUT.json", help="write the JSON result here instead of stdout")
     p.add_argument("--cleanup", action="store_true",
                    help="first remove semaphore arrays left by killed runners, and say how many")
 
-    p = sub.add_parser("compare", help="simulate and measure scenarios; table, DIR/compare.json, DIR/<name>.png")
+    p = sub.add_parser("compare", help="simulate and measure scenarios; table, DIR/compare.json, DIR/<name>.png", epilog=fields_help,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("scenario", metavar="SCENARIO.json", nargs="+")
     p.add_argument("--machine", default=None, metavar="NAME",
                    help="the model to predict with (e.g. host: the calibrated model), for every scenario")
@@ -154,7 +178,8 @@ def build_parser() -> argparse.ArgumentParser:
     cli_extra.add_parsers(sub)
     sub.add_parser("list", help="list machines, kernel generations and workloads")
 
-    p = sub.add_parser("validate", help="check a scenario; prints 'ok: <name>' or the error")
+    p = sub.add_parser("validate", help="check a scenario; prints 'ok: <name>' or the error", epilog=fields_help,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("scenario", metavar="SCENARIO.json")
     _add_set(p)
     return parser

@@ -350,3 +350,49 @@ def test_a_cpu_models_file_in_the_current_directory_does_not_shadow_a_preset(run
     assert "a shadow" not in run_cli("list").stdout
     # ./cpu_models/host.json is not machine "host" either.
     one_line_error(run_cli("validate", DEFAULT_SCENARIO, "--set", "machine=host"), "semsim calibrate")
+
+
+# --------------------------------------------------------------------------- 10: what a user waits for
+
+
+def test_progress_on_a_terminal_and_quiet_off_one(monkeypatch, capsys, run_cli):
+    from semsim import cli
+
+    args = ["run", str(DEFAULT_SCENARIO), "--set", "machine=host-default", "--set", "threads=[4,8]",
+            "--set", "duration_ms=30", "-o", os.devnull]
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    assert cli.main(args) == 0
+    assert "\rsemsim: simulating default.json: " in capsys.readouterr().err
+    proc = run_cli(*args[:-6], "--set", "threads=[1]", "--set", "duration_ms=1", "-o", os.devnull)  # a pipe
+    assert proc.returncode == 0 and "\r" not in proc.stderr and "simulating" not in proc.stderr
+
+
+def test_busy_host_warning(monkeypatch, capsys):
+    from semsim import cli
+
+    share = cli._host_busy_now(0.05)
+    assert share is None or 0.0 <= share <= 1.0
+    monkeypatch.setattr(cli, "_host_busy_now", lambda seconds=0.3: 0.9)
+    cli._warn_if_busy("measuring")
+    err = capsys.readouterr().err
+    assert err.startswith("semsim: warning: this host is busy before measuring") and "90%" in err
+    monkeypatch.setattr(cli, "_host_busy_now", lambda seconds=0.3: 0.01)
+    cli._warn_if_busy("measuring")
+    assert capsys.readouterr().err == ""
+
+
+def test_compare_says_when_the_host_load_is_unknown(run_cli, tmp_path):
+    # A 5 ms window is too short for /proc/stat's ticks: the load share is unknown, and
+    # compare says so rather than counting the point as quiet.
+    proc = run_cli("compare", DEFAULT_SCENARIO, "--machine", "host-default", "--set", "threads=[1]",
+                   "--set", "duration_ms=5", "--set", "warmup_ms=1", "--set", "repeats=1", "-o", tmp_path / "out")
+    assert proc.returncode == 0, proc.stderr
+    assert "host load unknown for 1 of 1 point(s)" in proc.stdout
+
+
+def test_help_documents_the_scenario_fields_and_exit_statuses(run_cli):
+    for command in ("run", "native", "compare", "validate"):
+        proc = run_cli(command, "--help")
+        assert proc.returncode == 0
+        for field in ("machine:", "kernel:", "workload:", "threads:", "duration_ms:", "seed:", "exit status"):
+            assert field in proc.stdout, (command, field)
