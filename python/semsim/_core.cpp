@@ -72,6 +72,24 @@ std::string validate_scenario(const std::string& source,
   return "";
 }
 
+// The scenario as the native runner takes it: every check measure() makes before it
+// runs (this host's limits included), but no machine lookup: a measurement is of this
+// host whatever model the scenario names (machine "host" need not be calibrated).
+std::string load_scenario_native(const std::string& source, const std::vector<std::string>& overrides) {
+  Json doc = load_source(source);
+  for (const auto& o : overrides) semsim::apply_override(doc, o);
+  const auto scenario = semsim::parse_scenario(doc);
+  semsim::native::check_scenario(scenario);
+  semsim::native::check_host(scenario);
+  Json out = scenario.raw;
+  out["name"] = scenario.name;
+  out["duration_ms"] = scenario.duration_ms;
+  out["warmup_ms"] = scenario.warmup_ms;
+  out["seed"] = scenario.seed;
+  out["repeats"] = scenario.repeats;
+  return out.dump(2);
+}
+
 std::string catalog() {
   Json out;
   out["machines"] = Json::array();
@@ -150,6 +168,8 @@ PYBIND11_MODULE(_core, m) {
         return sigaction(SIGINT, &dfl, nullptr) == 0;
       },
       "Restores SIGINT's default action if a handler (SimGrid's) replaced it; True if it did.");
+  m.def("load_scenario_native", &load_scenario_native, py::arg("source"),
+        py::arg("overrides") = std::vector<std::string>{});
   m.def("host_model_path", &semsim::config::host_model_path,
         "Where machine \"host\" is read from and `semsim calibrate` writes.");
   m.def(

@@ -345,8 +345,17 @@ def _simulate_sets(scenario: ScenarioLike, sets: Iterable[str]) -> Result:
     return Result(json.loads(text), text)
 
 
+def _load_native_text(scenario: ScenarioLike, sets: Iterable[str]) -> str:
+    """The scenario as the native runner takes it: its checks and this host's limits, no
+    machine lookup (a measurement is of this host, whatever model the scenario names)."""
+    core = _require_core()
+    if hasattr(core, "load_scenario_native"):
+        return core.load_scenario_native(_source(scenario), _sets(sets))
+    return _load_text(scenario, sets)
+
+
 def _measure_sets(scenario: ScenarioLike, sets: Iterable[str]) -> Result:
-    text = _require_core().measure(_load_text(scenario, sets))
+    text = _require_core().measure(_load_native_text(scenario, sets))
     return Result(json.loads(text), text)
 
 

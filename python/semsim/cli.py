@@ -388,9 +388,10 @@ def _cmd_native(args: argparse.Namespace) -> int:
         if args.cleanup:
             return 0
         raise UsageError("native: the following arguments are required: SCENARIO.json (or --cleanup)")
+    scenario_text = api._load_native_text(args.scenario, args.sets)  # bad input: one line, first
     _warn_if_busy("measuring")
     result = _with_progress(_Progress(f"measuring {Path(str(args.scenario)).name} on this host"),
-                            api._measure_sets, args.scenario, args.sets)
+                            api._measure_sets, scenario_text, [])
     _write_result(result, args.output)
     _points_table(result, sys.stderr)
     return 0
@@ -400,6 +401,7 @@ def _compare(source: str, sets: list[str], out_dir: str) -> list[dict[str, Any]]
     from .compare import Comparison
 
     scenario_text = api._load_text(source, sets)
+    api._load_native_text(scenario_text, [])  # what the measurement will refuse, before anything runs
     scenario = json.loads(scenario_text)
     threads = scenario.get("threads")
     npoints = len(threads) if isinstance(threads, list) else 1
