@@ -17,6 +17,7 @@ from ._data import data_dir, default_scenario_path
 from .api import (
     CPU_CATEGORIES,
     CalibrationUnavailable,
+    HostError,
     InputError,
     Result,
     ScenarioLike,
@@ -27,10 +28,13 @@ from .api import (
     cleanup_native,
     core_version,
     default_scenario,
+    host_model_path,
     kernel_label,
     load_scenario,
+    machine_info,
     measure,
     simulate,
+    validate,
 )
 from . import lockstat, plots, trace
 from .compare import Comparison, compare
@@ -49,6 +53,7 @@ __all__ = [
     "CalibrationUnavailable",
     "Comparison",
     "Diff",
+    "HostError",
     "InputError",
     "Result",
     "ScenarioLike",
@@ -64,12 +69,15 @@ __all__ = [
     "default_scenario",
     "default_scenario_path",
     "diff",
+    "host_model_path",
     "kernel_label",
     "load_scenario",
     "lockstat",
+    "machine_info",
     "measure",
     "plots",
     "simulate",
     "sweep",
     "trace",
+    "validate",
 ]

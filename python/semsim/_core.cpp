@@ -4,7 +4,9 @@
 // while a simulation or a measurement runs.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+#include <signal.h>
 
+#include "config/json_fields.hpp"
 #include "config/kernel_config.hpp"
 #include "config/machine_config.hpp"
 #include "config/scenario.hpp"
@@ -14,7 +16,9 @@
 #include "driver/simulate.hpp"
 #include "driver/trace_point.hpp"
 #include "ipc/kernel_policy.hpp"
+#include "machine/topology.hpp"
 #include "native/calibrate.hpp"
+#include "native/host_error.hpp"
 #include "native/native_runner.hpp"
 
 namespace py = pybind11;
@@ -25,13 +29,8 @@ namespace {
 // A file path, or JSON text (anything starting with '{').
 Json load_source(const std::string& source) {
   auto first = source.find_first_not_of(" \t\r\n");
-  if (first != std::string::npos && source[first] == '{') {
-    try {
-      return Json::parse(source);
-    } catch (const Json::parse_error& e) {
-      throw semsim::InputError(std::string("scenario: malformed JSON: ") + e.what());
-    }
-  }
+  if (first != std::string::npos && source[first] == '{')
+    return semsim::config::parse_json_text(source, "scenario");  // depth-limited, located
   return semsim::load_json_file(source);
 }
 
@@ -52,6 +51,46 @@ std::string load_scenario(const std::string& source, const std::vector<std::stri
 
 semsim::Scenario parse(const std::string& scenario_json) {
   return semsim::parse_scenario(load_source(scenario_json));
+}
+
+// Every check `run` and `native` make before they start, without running anything:
+// the scenario, the machine file (including its matrices, which the topology reads) and
+// the native runner's own checks. Returns "" or, when only this host's limits would stop
+// `native`, that reason (the scenario itself is fine: `run` takes it).
+std::string validate_scenario(const std::string& source,
+                              const std::vector<std::string>& overrides) {
+  Json doc = load_source(source);
+  for (const auto& o : overrides) semsim::apply_override(doc, o);
+  const auto scenario = semsim::parse_scenario(doc);
+  const auto machine = semsim::config::load_machine(scenario.machine);
+  semsim::machine::Topology topology(machine);
+  (void)topology;
+  semsim::native::check_scenario(scenario);
+  try {
+    semsim::native::check_host(scenario);
+  } catch (const semsim::InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// The scenario as the native runner takes it: every check measure() makes before it
+// runs (this host's limits included), but no machine lookup: a measurement is of this
+// host whatever model the scenario names (machine "host" need not be calibrated).
+std::string load_scenario_native(const std::string& source,
+                                 const std::vector<std::string>& overrides) {
+  Json doc = load_source(source);
+  for (const auto& o : overrides) semsim::apply_override(doc, o);
+  const auto scenario = semsim::parse_scenario(doc);
+  semsim::native::check_scenario(scenario);
+  semsim::native::check_host(scenario);
+  Json out = scenario.raw;
+  out["name"] = scenario.name;
+  out["duration_ms"] = scenario.duration_ms;
+  out["warmup_ms"] = scenario.warmup_ms;
+  out["seed"] = scenario.seed;
+  out["repeats"] = scenario.repeats;
+  return out.dump(2);
 }
 
 std::string catalog() {
@@ -76,7 +115,10 @@ std::string catalog() {
 PYBIND11_MODULE(_core, m) {
   m.doc() = "semsim C++ core: simulator, native runner, configuration";
   auto input_error = py::register_exception<semsim::InputError>(m, "InputError", PyExc_ValueError);
-  py::register_exception<semsim::SimulationError>(m, "SimulationError", PyExc_RuntimeError);
+  auto simulation_error =
+      py::register_exception<semsim::SimulationError>(m, "SimulationError", PyExc_RuntimeError);
+  // Registered after SimulationError, so tried first: the host stopped a run.
+  py::register_exception<semsim::native::HostError>(m, "HostError", simulation_error.ptr());
   (void)input_error;
 
   m.def("version", [] { return std::string(SEMSIM_VERSION); });
@@ -128,6 +170,34 @@ PYBIND11_MODULE(_core, m) {
       },
       py::arg("scenario_json"));
   m.def("catalog", &catalog);
+  m.def("validate_scenario", &validate_scenario, py::arg("source"),
+        py::arg("overrides") = std::vector<std::string>{});
+  m.def(
+      "sigint_default",
+      [] {
+        // SimGrid's engine installs a SIGINT handler that exits with status 1: while a
+        // simulation runs, the CLI puts the default action back (Ctrl-C ends the process
+        // as SIGINT does, status 130 in a shell). An ignored SIGINT stays ignored.
+        struct sigaction now {};
+        if (sigaction(SIGINT, nullptr, &now) != 0) return false;
+        if (now.sa_handler == SIG_IGN || now.sa_handler == SIG_DFL) return false;
+        struct sigaction dfl {};
+        dfl.sa_handler = SIG_DFL;
+        sigemptyset(&dfl.sa_mask);
+        return sigaction(SIGINT, &dfl, nullptr) == 0;
+      },
+      "Restores SIGINT's default action if a handler (SimGrid's) replaced it; True if it did.");
+  m.def("load_scenario_native", &load_scenario_native, py::arg("source"),
+        py::arg("overrides") = std::vector<std::string>{});
+  m.def("host_model_path", &semsim::config::host_model_path,
+        "Where machine \"host\" is read from and `semsim calibrate` writes.");
+  m.def(
+      "machine_info",
+      [](const std::string& name) {
+        const auto model = semsim::config::load_machine(name);
+        return Json{{"name", model.name}, {"file", model.file}, {"hash", model.hash}}.dump();
+      },
+      py::arg("name"), "The model a machine name or path resolves to: name, file and hash.");
   m.def(
       "engine_counters",
       [] {

@@ -7,8 +7,11 @@ stands for ``.`` in the dotted field path, and the value is passed as JSON.
 Overrides are applied before validation, exactly as on the command line.
 
 Bad input raises :class:`semsim.InputError` (a ``ValueError``) with the same
-one-line message the CLI prints; a failure inside the model raises
-:class:`semsim.SimulationError` (a ``RuntimeError``).
+one-line message the CLI prints -- wrong argument types, numbers out of range and
+malformed JSON included; a failure inside the model raises
+:class:`semsim.SimulationError` (a ``RuntimeError``), and a native run or calibration
+that the host stopped (a task killed from outside, kernel limits used up by other
+programs) raises :class:`semsim.HostError`, a ``SimulationError``.
 """
 
 from __future__ import annotations
@@ -36,10 +39,14 @@ except ImportError as _exc:  # the extension is not built (a bare source checkou
     class SimulationError(RuntimeError):
         """The model reached a state it must never reach."""
 
+    class HostError(SimulationError):
+        """The host stopped a native run or a calibration (not the input, not the model)."""
+
 else:
     _CORE_IMPORT_ERROR = None
     InputError = _core.InputError
     SimulationError = _core.SimulationError
+    HostError = getattr(_core, "HostError", SimulationError)
     _data_dir = _data.data_dir()
     if _data_dir is not None:
         _core.set_data_dir(str(_data_dir))
@@ -60,9 +67,11 @@ def _require_core() -> Any:
 def _json_default(value: Any) -> Any:
     if isinstance(value, os.PathLike):
         return os.fspath(value)
+    if getattr(value, "ndim", 0) and hasattr(value, "tolist") and callable(value.tolist):
+        return value.tolist()  # numpy arrays (before .item(), which only takes size-1 ones)
     if hasattr(value, "item") and callable(value.item):  # numpy scalars
         return value.item()
-    if hasattr(value, "tolist") and callable(value.tolist):  # numpy arrays
+    if hasattr(value, "tolist") and callable(value.tolist):
         return value.tolist()
     if isinstance(value, (set, frozenset)):
         return sorted(value)
@@ -72,14 +81,18 @@ def _json_default(value: Any) -> Any:
 def _dumps(value: Any, what: str) -> str:
     try:
         return json.dumps(value, default=_json_default, allow_nan=False)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise InputError(f"{what}: {exc}") from None
+    except RecursionError:
+        raise InputError(f"{what}: nested too deeply (scenarios need under 10 levels)") from None
 
 
 def override_args(overrides: Mapping[str, Any]) -> list[str]:
     """Turns keyword overrides into ``--set`` assignments (``a__b=v`` -> ``"a.b=<v as JSON>"``)."""
     out: list[str] = []
     for key, value in overrides.items():
+        if not isinstance(key, str) or not key:
+            raise InputError(f"override {key!r}: expected a field name such as duration_ms or workload__semaphores")
         path = key.replace("__", ".")
         out.append(f"{path}={_dumps(value, path)}")
     return out
@@ -91,15 +104,53 @@ def _source(scenario: ScenarioLike) -> str:
     if isinstance(scenario, Mapping):
         return _dumps(dict(scenario), "scenario")
     if isinstance(scenario, (str, os.PathLike)):
-        return os.fspath(scenario)
-    raise TypeError(
+        text = os.fspath(scenario)
+        if isinstance(text, bytes):
+            text = os.fsdecode(text)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InputError("scenario: the path or JSON text is not valid UTF-8") from None
+        return text
+    raise InputError(
         "scenario: expected a file path, JSON text, a dict or a semsim.Result, "
         f"not {type(scenario).__name__}"
     )
 
 
+def _sets(sets: Iterable[str]) -> list[str]:
+    out = []
+    for item in sets:
+        if not isinstance(item, str):
+            raise InputError(f"--set {item!r}: expected KEY=VALUE text")
+        try:
+            item.encode("utf-8")
+        except UnicodeEncodeError:
+            key = item.split("=", 1)[0].encode("utf-8", "replace").decode("utf-8")
+            raise InputError(f"--set {key}: the value is not valid UTF-8") from None
+        out.append(item)
+    return out
+
+
 def _load_text(scenario: ScenarioLike, sets: Iterable[str]) -> str:
-    return _require_core().load_scenario(_source(scenario), list(sets))
+    return _require_core().load_scenario(_source(scenario), _sets(sets))
+
+
+def _validate(scenario: ScenarioLike, sets: Iterable[str]) -> tuple[dict[str, Any], str]:
+    """Every check ``run`` and ``native`` make; returns the normalized scenario and a note
+    ("" or why this host's limits would stop ``native``)."""
+    core = _require_core()
+    source, overrides = _source(scenario), _sets(sets)
+    note = core.validate_scenario(source, overrides) if hasattr(core, "validate_scenario") else ""
+    return json.loads(core.load_scenario(source, overrides)), str(note)
+
+
+def validate(path_or_dict: ScenarioLike, **overrides: Any) -> dict[str, Any]:
+    """Every check ``semsim run`` and ``semsim native`` make before they start (the
+    scenario, the machine file and its matrices, the native runner's limits), without
+    running; returns the normalized scenario or raises :class:`InputError`.
+    """
+    return _validate(path_or_dict, override_args(overrides))[0]
 
 
 def load_scenario(path_or_dict: ScenarioLike, **overrides: Any) -> dict[str, Any]:
@@ -299,8 +350,17 @@ def _simulate_sets(scenario: ScenarioLike, sets: Iterable[str]) -> Result:
     return Result(json.loads(text), text)
 
 
+def _load_native_text(scenario: ScenarioLike, sets: Iterable[str]) -> str:
+    """The scenario as the native runner takes it: its checks and this host's limits, no
+    machine lookup (a measurement is of this host, whatever model the scenario names)."""
+    core = _require_core()
+    if hasattr(core, "load_scenario_native"):
+        return core.load_scenario_native(_source(scenario), _sets(sets))
+    return _load_text(scenario, sets)
+
+
 def _measure_sets(scenario: ScenarioLike, sets: Iterable[str]) -> Result:
-    text = _require_core().measure(_load_text(scenario, sets))
+    text = _require_core().measure(_load_native_text(scenario, sets))
     return Result(json.loads(text), text)
 
 
@@ -342,9 +402,23 @@ class CalibrationUnavailable(InputError, NotImplementedError):  # type: ignore[m
     """This build of the engine has no calibration probes (``semsim._core.calibrate``)."""
 
 
-#: Where :func:`calibrate` writes by default: the machine lookup finds
-#: ``cpu_models/host.json`` in the current directory first, as machine ``host``.
-DEFAULT_HOST_MODEL = os.path.join("cpu_models", "host.json")
+def host_model_path() -> str:
+    """Where this host's calibrated model lives, which machine ``"host"`` means and
+    :func:`calibrate` writes by default: ``$XDG_DATA_HOME/semsim/host.json`` (default
+    ``~/.local/share/semsim/host.json``)."""
+    if _core is not None and hasattr(_core, "host_model_path"):
+        return str(_core.host_model_path())
+    base = os.environ.get("XDG_DATA_HOME", "")
+    if not base.startswith("/"):
+        base = os.path.join(os.path.expanduser("~"), ".local", "share")
+    return os.path.join(base, "semsim", "host.json")
+
+
+def machine_info(machine: str) -> dict[str, str]:
+    """The model a machine name or path resolves to: ``name``, ``file`` and ``hash``."""
+    if not isinstance(machine, (str, os.PathLike)):
+        raise InputError(f"machine: expected a preset name or a file path, not {type(machine).__name__}")
+    return json.loads(_require_core().machine_info(os.fspath(machine)))
 
 
 def calibration_available() -> bool:
@@ -355,21 +429,22 @@ def calibration_available() -> bool:
 def calibrate(out_path: str | os.PathLike | None = None, quick: bool = False) -> dict[str, Any]:
     """Runs the calibration probes on this host and writes a machine model.
 
-    The model goes to ``out_path`` (default ``cpu_models/host.json`` in the current
-    directory, which scenarios then name as machine ``"host"``). ``quick`` runs
-    shorter probes (less precise). Returns the model written, as a dict.
+    The model goes to ``out_path`` (default :func:`host_model_path`, which scenarios
+    then name as machine ``"host"``). ``quick`` runs shorter probes (less precise).
+    Returns the model written, as a dict.
 
     Raises :class:`CalibrationUnavailable` (an :class:`InputError` and a
-    ``NotImplementedError``) when this build has no calibration; machine ``"host"``
-    then means the documented default ``host-default``.
+    ``NotImplementedError``) when this build has no calibration.
     """
     core = _require_core()
     if not hasattr(core, "calibrate"):
         raise CalibrationUnavailable(
             "calibrate: this build of semsim has no calibration probes yet "
-            "(semsim._core.calibrate is missing); machine 'host' means 'host-default' until one runs"
+            "(semsim._core.calibrate is missing)"
         )
-    path = Path(os.fspath(out_path) if out_path is not None else DEFAULT_HOST_MODEL)
+    if out_path is not None and not isinstance(out_path, (str, os.PathLike)):
+        raise InputError(f"calibrate: out_path must be a file path, not {type(out_path).__name__}")
+    path = Path(os.fspath(out_path) if out_path is not None else host_model_path())
     if path.parent != Path(""):
         path.parent.mkdir(parents=True, exist_ok=True)
     returned = core.calibrate(os.fspath(path), bool(quick))

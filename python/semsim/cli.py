@@ -7,7 +7,7 @@
   semsim sweep SCENARIO.json [--threads LIST] [--kernel LIST] [--machine LIST]
                [--semaphores LIST] [--repeats K] [--executor process|dask|ADDRESS]
                [-j N] [--set ...] [-o OUT.json|OUT.csv]
-  semsim calibrate [-o cpu_models/host.json] [--quick]
+  semsim calibrate [-o MODEL.json] [--quick]
   semsim reproduce [-o DIR] [--duration-ms MS] [--seeds K] [--only NAME,...] [-j N]
   semsim bench [--repeats K] [-o OUT.json]
   semsim run ... --profile [--folded FILE]
@@ -20,8 +20,10 @@
   semsim --version
 
 Bad input of any kind prints one line, ``semsim: error: <message>``, to stderr
-and exits with status 2; an internal failure prints ``semsim: internal error:
-<message>`` and exits with 1. Ctrl-C ends the process as SIGINT does (status 130
+and exits with status 2; a native run or calibration that the host stopped (a task
+killed from outside, kernel limits used up by other programs) prints ``semsim: host
+error: <message>`` and exits with 3; an internal failure prints ``semsim: internal
+error: <message>`` and exits with 1. Ctrl-C ends the process as SIGINT does (status 130
 in a shell), after the native runner has removed its semaphore array. Never a
 traceback (set SEMSIM_DEBUG=1 to get one).
 """
@@ -33,6 +35,7 @@ import json
 import os
 import signal
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -44,6 +47,7 @@ from ._data import default_scenario_path
 
 EXIT_USAGE = 2
 EXIT_INTERNAL = 1
+EXIT_HOST = 3
 EXIT_INTERRUPTED = 130
 
 
@@ -65,6 +69,11 @@ def _one_line(message: object) -> str:
 def _check_sets(sets: Sequence[str]) -> list[str]:
     for item in sets:
         key = item.split("=", 1)[0].strip() if "=" in item else ""
+        try:
+            item.encode("utf-8")
+        except UnicodeEncodeError:  # bytes that are not UTF-8 arrive as surrogate escapes
+            shown = key.encode("utf-8", "replace").decode("utf-8") or "?"
+            raise UsageError(f"--set {shown}: the value is not valid UTF-8") from None
         if not key or any(not part for part in key.split(".")):
             raise UsageError(
                 f"--set {item!r}: expected KEY=VALUE with KEY a dotted field path "
@@ -81,6 +90,26 @@ def _add_set(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _scenario_fields_help() -> str:
+    """The scenario fields, from the package's schema (scenarios/scenario.schema.json)."""
+    from ._data import data_dir
+
+    lines = ["scenario fields (override any with --set FIELD=VALUE; `semsim list` names the machines, "
+             "kernels and workloads):"]
+    try:
+        base = data_dir()
+        schema = json.loads((base / "scenarios" / "scenario.schema.json").read_text(encoding="utf-8"))
+        for name, spec in schema.get("properties", {}).items():
+            text = " ".join(str(spec.get("description", "")).split())
+            lines.append(f"  {name}: {text}")
+    except (OSError, ValueError, TypeError, AttributeError):
+        lines.append("  name, description, machine, kernel, workload, threads, duration_ms, warmup_ms, seed, "
+                     "repeats (see README.md, Scenario format)")
+    lines.append("exit status: 0 ok, 2 bad input (one line naming the field), 3 the host stopped a native "
+                 "run, 1 internal error; Ctrl-C ends as SIGINT (130)")
+    return "\n".join(lines)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="semsim",
@@ -89,8 +118,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    fields_help = _scenario_fields_help()
 
-    p = sub.add_parser("run", help="simulate a scenario; JSON result to OUT or stdout, a table to stderr")
+    p = sub.add_parser("run", help="simulate a scenario; JSON result to OUT or stdout, a table to stderr", epilog=fields_help,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("scenario", metavar="SCENARIO.json")
     _add_set(p)
     p.add_argument("-o", "--output", metavar="OUT.json", help="write the JSON result here instead of stdout")
@@ -100,14 +131,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="no shortcut in the time core: every turn through the calendar "
                         "(slower; the same bytes, which the tests check)")
 
-    p = sub.add_parser("native", help="measure a scenario's workload on real SysV semaphores on this host")
+    p = sub.add_parser("native", help="measure a scenario's workload on real SysV semaphores on this host", epilog=fields_help,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("scenario", metavar="SCENARIO.json", nargs="?")
     _add_set(p)
     p.add_argument("-o", "--output", metavar="OUT.json", help="write the JSON result here instead of stdout")
     p.add_argument("--cleanup", action="store_true",
                    help="first remove semaphore arrays left by killed runners, and say how many")
 
-    p = sub.add_parser("compare", help="simulate and measure scenarios; table, DIR/compare.json, DIR/<name>.png")
+    p = sub.add_parser("compare", help="simulate and measure scenarios; table, DIR/compare.json, DIR/<name>.png", epilog=fields_help,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("scenario", metavar="SCENARIO.json", nargs="+")
     p.add_argument("--machine", default=None, metavar="NAME",
                    help="the model to predict with (e.g. host: the calibrated model), for every scenario")
@@ -146,7 +179,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("calibrate", help="measure this host's costs with probes; write a machine model")
     p.add_argument("-o", "--output", metavar="MODEL.json", default=None,
-                   help="where to write the model (default: cpu_models/host.json, used as machine 'host')")
+                   help="where to write the model (default: $XDG_DATA_HOME/semsim/host.json, i.e. "
+                        "~/.local/share/semsim/host.json: the model machine 'host' means)")
     p.add_argument("--quick", action="store_true", help="shorter probes (less precise)")
 
     cli_extra.add_parsers(sub)
@@ -154,7 +188,8 @@ def build_parser() -> argparse.ArgumentParser:
     cli_views.add_diff_parser(sub, _add_set)
     sub.add_parser("list", help="list machines, kernel generations and workloads")
 
-    p = sub.add_parser("validate", help="check a scenario; prints 'ok: <name>' or the error")
+    p = sub.add_parser("validate", help="check a scenario; prints 'ok: <name>' or the error", epilog=fields_help,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("scenario", metavar="SCENARIO.json")
     _add_set(p)
     return parser
@@ -209,13 +244,132 @@ def _write_result(result: api.Result, output: str | None) -> None:
 # ---------------------------------------------------------------------------- commands
 
 
+class _Progress:
+    """A one-line ticker on stderr while something long runs, only on a terminal:
+    ``semsim: <what>: 12.3 s`` (and ``of about N s`` when the length is known). Off a
+    terminal (a pipe, a file, CI) it says nothing."""
+
+    def __init__(self, what: str, expected_s: float | None = None) -> None:
+        self.what, self.expected_s = what, expected_s
+        self.on = sys.stderr.isatty() and not os.environ.get("SEMSIM_NO_PROGRESS")
+        self.start = time.monotonic()
+        self.shown = 0.0
+
+    def tick(self) -> None:
+        now = time.monotonic()
+        if not self.on or now - self.shown < 0.25:
+            return
+        self.shown = now
+        elapsed = now - self.start
+        tail = f" of about {self.expected_s:.0f} s" if self.expected_s else ""
+        sys.stderr.write(f"\rsemsim: {self.what}: {elapsed:.1f} s{tail}\033[K")
+        sys.stderr.flush()
+
+    def done(self) -> None:
+        if self.on and self.shown:
+            sys.stderr.write("\r\033[K")
+            sys.stderr.flush()
+
+
+def _with_progress(progress: _Progress, fn: Any, *args: Any) -> Any:
+    """Runs fn in a thread while the ticker runs (for calls that release the GIL)."""
+    if not progress.on:
+        return fn(*args)
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["result"] = fn(*args)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller
+            box["error"] = exc
+
+    worker = threading.Thread(target=work, name="semsim-work", daemon=True)
+    worker.start()
+    try:
+        while worker.is_alive():
+            progress.tick()
+            worker.join(0.05)
+    finally:
+        progress.done()
+    if "error" in box:
+        raise box["error"]
+    return box["result"]
+
+
+def _host_busy_now(seconds: float = 0.3) -> float | None:
+    """The share of this host's CPUs that were busy over the next `seconds` (/proc/stat),
+    None where it cannot tell. Before a measurement: semsim itself does nothing then."""
+    def sample() -> tuple[int, int] | None:
+        try:
+            fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+            values = [int(v) for v in fields[:8]]
+        except (OSError, ValueError):
+            return None
+        idle = values[3] + (values[4] if len(values) > 4 else 0)
+        return sum(values) - idle, sum(values)
+    a = sample()
+    time.sleep(seconds)
+    b = sample()
+    if a is None or b is None or b[1] <= a[1]:
+        return None
+    return (b[0] - a[0]) / (b[1] - a[1])
+
+
+def _warn_if_busy(before: str) -> None:
+    """Warns, before measuring, when other processes already keep the CPUs busy."""
+    busy = _host_busy_now()
+    if busy is not None and busy > HOST_BUSY_SHARE:
+        sys.stderr.write(f"semsim: warning: this host is busy before {before} (other processes use "
+                         f"{busy:.0%} of its CPUs): the figures will include their load; measure on a "
+                         "quiet host\n")
+        sys.stderr.flush()
+
+
+def _interruptible(fn: Any, *args: Any, progress: _Progress | None = None) -> Any:
+    """Runs a simulation so that Ctrl-C ends the process as SIGINT does (status 130).
+
+    SimGrid's engine installs a SIGINT handler of its own, which exits with status 1,
+    each time an engine starts; the simulation runs in a thread while this one puts
+    the default action back every few milliseconds (_core.sigint_default). Only when
+    SIGINT has its default action at the Python level (main() sets it).
+    """
+    core = getattr(api, "_core", None)
+    if (core is None or not hasattr(core, "sigint_default")
+            or threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.SIG_DFL):
+        return fn(*args) if progress is None else _with_progress(progress, fn, *args)
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["result"] = fn(*args)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller
+            box["error"] = exc
+
+    worker = threading.Thread(target=work, name="semsim-simulate", daemon=True)
+    worker.start()
+    try:
+        while worker.is_alive():
+            core.sigint_default()
+            if progress is not None:
+                progress.tick()
+            worker.join(0.005)
+    finally:
+        if progress is not None:
+            progress.done()
+    if "error" in box:
+        raise box["error"]
+    return box["result"]
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     if args.folded and not args.profile:
         raise UsageError("run: --folded needs --profile")
     cli_views.run_trace(args)  # first: a bad --trace fails before the run prints anything
     if args.reference_order:
         _core.set_reference_order(True)
-    result = api._simulate_sets(args.scenario, args.sets)
+    result = _interruptible(api._simulate_sets, args.scenario, args.sets,
+                            progress=_Progress(f"simulating {Path(str(args.scenario)).name}"))
     if args.profile:
         # The profile takes stdout; the JSON result goes only where -o says.
         cli_extra.print_profile(result.doc, args.folded)
@@ -224,7 +378,18 @@ def _cmd_run(args: argparse.Namespace) -> int:
     else:
         _write_result(result, args.output)
     _points_table(result, sys.stderr)
+    _say_model(result)
     return 0
+
+
+def _say_model(result: api.Result) -> None:
+    """Names the model file and hash a simulated result used (stderr)."""
+    machine = result.scenario.get("machine")
+    try:
+        info = api.machine_info(str(machine))
+    except api.InputError:
+        return
+    sys.stderr.write(f"model {machine!r}: {info.get('file') or 'built in'} ({info.get('hash')})\n")
 
 
 def _cmd_native(args: argparse.Namespace) -> int:
@@ -236,7 +401,10 @@ def _cmd_native(args: argparse.Namespace) -> int:
         if args.cleanup:
             return 0
         raise UsageError("native: the following arguments are required: SCENARIO.json (or --cleanup)")
-    result = api._measure_sets(args.scenario, args.sets)
+    scenario_text = api._load_native_text(args.scenario, args.sets)  # bad input: one line, first
+    _warn_if_busy("measuring")
+    result = _with_progress(_Progress(f"measuring {Path(str(args.scenario)).name} on this host"),
+                            api._measure_sets, scenario_text, [])
     _write_result(result, args.output)
     _points_table(result, sys.stderr)
     return 0
@@ -246,14 +414,18 @@ def _compare(source: str, sets: list[str], out_dir: str) -> list[dict[str, Any]]
     from .compare import Comparison
 
     scenario_text = api._load_text(source, sets)
+    api._load_native_text(scenario_text, [])  # what the measurement will refuse, before anything runs
     scenario = json.loads(scenario_text)
     threads = scenario.get("threads")
     npoints = len(threads) if isinstance(threads, list) else 1
     name = scenario.get("name", "scenario")
-    sys.stderr.write(f"semsim: simulating {name!r}: {npoints} point(s) on model {scenario.get('machine')!r}\n")
+    model = api.machine_info(str(scenario.get("machine")))
+    sys.stderr.write(f"semsim: simulating {name!r}: {npoints} point(s) on model {scenario.get('machine')!r} "
+                     f"({model.get('file') or 'built in'}, {model.get('hash')})\n")
     sys.stderr.flush()
     start = time.monotonic()
-    simulated = api._simulate_sets(scenario_text, [])
+    simulated = _interruptible(api._simulate_sets, scenario_text, [],
+                               progress=_Progress(f"simulating {npoints} point(s)"))
     # The engine's defaults (sim/config/scenario.cpp) where the scenario leaves them out.
     seconds = npoints * int(scenario.get("repeats", 1)) * (
         float(scenario.get("duration_ms", 20)) + float(scenario.get("warmup_ms", 2))) / 1000.0
@@ -261,7 +433,7 @@ def _compare(source: str, sets: list[str], out_dir: str) -> list[dict[str, Any]]
                      f"on this host (about {seconds:.1f} s)\n")
     sys.stderr.flush()
     host_check = None
-    model_path = Path(api.DEFAULT_HOST_MODEL)
+    model_path = Path(model.get("file") or api.host_model_path())
     if scenario.get("machine") == "host" and model_path.is_file():
         # Has the host moved since it was calibrated? (the quick probes, a few seconds).
         # A check that fails leaves the points unchecked; it does not end the compare.
@@ -271,8 +443,10 @@ def _compare(source: str, sets: list[str], out_dir: str) -> list[dict[str, Any]]
             host_check = host_drift(json.loads(model_path.read_text(encoding="utf-8")))
         except (api.InputError, api.SimulationError) as e:
             sys.stderr.write(f"semsim: warning: no host check before measuring ({e})\n")
+    _warn_if_busy("measuring")
     start = time.monotonic()
-    measured = api._measure_sets(scenario_text, [])
+    measured = _with_progress(_Progress(f"measuring {npoints} point(s) on this host", seconds),
+                              api._measure_sets, scenario_text, [])
     sys.stderr.write(f"semsim: measured in {time.monotonic() - start:.1f} s\n")
     comparison = Comparison(simulated, measured, host_check)
     host = measured.doc.get("host", {})
@@ -280,6 +454,10 @@ def _compare(source: str, sets: list[str], out_dir: str) -> list[dict[str, Any]]
           f"{scenario.get('machine')!r} vs measured on this host ({host.get('cpus', '?')} CPUs, "
           f"Linux {host.get('kernel_release', '?')})")
     print(comparison.table())
+    unknown_load = sum(1 for r in comparison.rows if r.get("foreign_cpu_share") is None)
+    if unknown_load:
+        print(f"host load unknown for {unknown_load} of {len(comparison.rows)} point(s) (window under 100 ms "
+              "per CPU, or a workload that runs to completion): '-' in 'host busy' is unknown, not quiet")
     if host_check is not None:
         figures = ", ".join(
             f"{key.replace('_ns', '')} {v['now']:.0f} ns (calibrated {v['calibrated']:.0f}, {v['change_pct']:+.0f} %)"
@@ -322,6 +500,14 @@ def _cmd_compare(args: argparse.Namespace) -> int:
               f"within 35 %: {summary['within_35_pct']}")
     busy = [r for r in rows if r.get("host_busy")]
     drifted = [r for r in rows if r.get("host_drifted")]
+    unknown = [r for r in rows if r.get("foreign_cpu_share") is None]
+    if unknown:
+        # Unknown is not quiet: a window too short for /proc/stat's ticks, or a workload
+        # that runs to completion, says nothing about the host's other load.
+        summary["host_load_unknown_points"] = len(unknown)
+        print(f"{len(unknown)} of {len(rows)} point(s) have an unknown host load (window under 100 ms "
+              "per CPU, or a workload that runs to completion): whether other processes ran then is "
+              "not known")
     if busy or drifted:
         # Points measured while other processes used the CPUs, or on a host that had
         # moved from its calibration: the accuracy without them.
@@ -357,7 +543,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 def _calibrate(path: str | os.PathLike, quick: bool) -> None:
     """Calibrates into `path`, printing what the calibration warns of (a host that moved)."""
-    model = api.calibrate(path, quick=quick)
+    _warn_if_busy("calibrating")
+    model = _with_progress(_Progress("calibrating this host"), api.calibrate, path, quick)
     for warning in model.get("provenance", {}).get("warnings", []):
         sys.stderr.write(f"semsim: warning: {warning}\n")
 
@@ -373,7 +560,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         elif api.calibration_available():
             model = Path(args.output) / "host.json"
             model.parent.mkdir(parents=True, exist_ok=True)
-            sys.stderr.write(f"semsim: no calibrated model of this host ({api.DEFAULT_HOST_MODEL}); "
+            sys.stderr.write(f"semsim: no calibrated model of this host ({api.host_model_path()}); "
                              f"a quick calibration into {model} (a few seconds; `semsim calibrate` "
                              "makes the full one)\n")
             sys.stderr.flush()
@@ -488,7 +675,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:
-    path = args.output or api.DEFAULT_HOST_MODEL
+    path = args.output or api.host_model_path()
     _calibrate(path, args.quick)
     print(f"wrote {path}")
     return 0
@@ -511,8 +698,12 @@ def _cmd_list(args: argparse.Namespace) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    scenario = json.loads(api._load_text(args.scenario, args.sets))
-    print(f"ok: {scenario.get('name') or Path(args.scenario).stem}")
+    # Every check run and native make (the machine's matrices and the native runner's
+    # limits included); this host's limits alone do not make the scenario bad.
+    scenario, note = api._validate(args.scenario, args.sets)
+    name = scenario.get('name') or Path(args.scenario).stem
+    print(f"ok: {name}" + (f" (but `semsim native` on this host would refuse it: {_one_line(note)})"
+                           if note else ""))
     return 0
 
 
@@ -643,6 +834,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         if isinstance(exc, (UsageError, api.InputError, ValueError)):
             status, kind, message = EXIT_USAGE, "error", _one_line(exc)
+        elif isinstance(exc, api.HostError):
+            status, kind, message = EXIT_HOST, "host error", _one_line(exc)
+        elif isinstance(exc, RecursionError):
+            status, kind, message = EXIT_USAGE, "error", "input nested too deeply"
         elif isinstance(exc, ImportError):
             status, kind, message = EXIT_INTERNAL, "internal error", _one_line(exc)
         elif isinstance(exc, OSError):

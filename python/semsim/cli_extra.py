@@ -64,7 +64,10 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     for name in only or []:
         if name not in known:
             raise ValueError(f"reproduce: --only: unknown target {name!r}; allowed: {', '.join(known)}")
-    return reproduce.main(args.output, args.duration_ms, args.seeds, only, args.workers)
+    from .cli import _Progress, _with_progress  # (cli imports this module: no cycle at import)
+
+    return _with_progress(_Progress("reproducing the seeds' comparisons"), reproduce.main, args.output,
+                          args.duration_ms, args.seeds, only, args.workers)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:

@@ -1,8 +1,10 @@
 #include "config/json_fields.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-#include <fmt/format.h>
+#include <limits>
 
 #include "core/errors.hpp"
 
@@ -20,6 +22,17 @@ std::string join(const std::vector<std::string>& items, const std::string& sep) 
   std::string out;
   for (std::size_t i = 0; i < items.size(); ++i) out += (i ? sep : "") + items[i];
   return out;
+}
+
+std::string echo_text(const std::string& text, std::size_t cap) {
+  if (text.size() <= cap) return text;
+  std::size_t cut = cap;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // UTF-8
+  return text.substr(0, cut) + "...";
+}
+
+std::string echo(const Json& v) {
+  return echo_text(v.dump(-1, ' ', false, Json::error_handler_t::replace));
 }
 
 namespace {
@@ -49,36 +62,55 @@ const Json& require(const Json& obj, const std::string& path, const std::string&
 }
 
 std::int64_t as_int(const Json& v, const std::string& path, std::int64_t min, std::int64_t max) {
-  bool integral = v.is_number_integer() ||
-                  (v.is_number_float() && std::floor(v.get<double>()) == v.get<double>());
-  if (!integral || v.is_boolean())
+  const auto range = [&] {
+    fail(path, fmt::format("must be an integer from {} to {}, got {}", min, max, echo(v)));
+  };
+  if (v.is_boolean() || !v.is_number())
     fail(path, fmt::format("must be an integer from {} to {}, got {} {}", min, max, type_name(v),
-                           v.dump()));
-  double d = v.get<double>();
-  if (d < static_cast<double>(min) || d > static_cast<double>(max))
-    fail(path, fmt::format("must be an integer from {} to {}, got {}", min, max, v.dump()));
+                           echo(v)));
+  if (v.is_number_unsigned()) {
+    const auto u = v.get<std::uint64_t>();
+    if (max < 0 || u > static_cast<std::uint64_t>(max) || static_cast<std::int64_t>(u) < min)
+      range();
+    return static_cast<std::int64_t>(u);
+  }
+  if (v.is_number_integer()) {
+    const auto i = v.get<std::int64_t>();
+    if (i < min || i > max) range();
+    return i;
+  }
+  const double d = v.get<double>();
+  if (!std::isfinite(d) || std::floor(d) != d)
+    fail(path, fmt::format("must be an integer from {} to {}, got {} {}", min, max, type_name(v),
+                           echo(v)));
+  // Beyond 2^53 a double no longer holds every integer: 1e17 may not be what was meant.
+  constexpr double kExact = 9007199254740992.0;  // 2^53
+  if (d < static_cast<double>(min) || d > static_cast<double>(max) || std::fabs(d) > kExact)
+    range();
   return static_cast<std::int64_t>(d);
 }
 
-double as_number(const Json& v, const std::string& path, double min, bool exclusive) {
+double as_number(const Json& v, const std::string& path, double min, bool exclusive, double max) {
+  const std::string bounds = max < 1e300
+                                 ? fmt::format("{} {} and <= {}", exclusive ? ">" : ">=", min, max)
+                                 : fmt::format("{} {}", exclusive ? ">" : ">=", min);
   if (!v.is_number() || v.is_boolean())
-    fail(path, fmt::format("must be a number {} {}, got {} {}", exclusive ? ">" : ">=", min,
-                           type_name(v), v.dump()));
+    fail(path, fmt::format("must be a number {}, got {} {}", bounds, type_name(v), echo(v)));
   double d = v.get<double>();
-  if (!std::isfinite(d) || (exclusive ? d <= min : d < min))
-    fail(path, fmt::format("must be a number {} {}, got {}", exclusive ? ">" : ">=", min, v.dump()));
+  if (!std::isfinite(d) || (exclusive ? d <= min : d < min) || d > max)
+    fail(path, fmt::format("must be a number {}, got {}", bounds, echo(v)));
   return d;
 }
 
 std::string as_string(const Json& v, const std::string& path) {
-  if (!v.is_string()) fail(path, fmt::format("must be a string, got {} {}", type_name(v), v.dump()));
+  if (!v.is_string()) fail(path, fmt::format("must be a string, got {} {}", type_name(v), echo(v)));
   return v.get<std::string>();
 }
 
 std::string as_choice(const Json& v, const std::string& path,
                       const std::vector<std::string>& allowed) {
   if (!v.is_string())
-    fail(path, fmt::format("must be one of {}, got {} {}", join(allowed), type_name(v), v.dump()));
+    fail(path, fmt::format("must be one of {}, got {} {}", join(allowed), type_name(v), echo(v)));
   auto s = v.get<std::string>();
   if (std::find(allowed.begin(), allowed.end(), s) == allowed.end())
     fail(path, fmt::format("unknown value \"{}\"; allowed: {}", s, join(allowed)));
@@ -86,8 +118,111 @@ std::string as_choice(const Json& v, const std::string& path,
 }
 
 bool as_bool(const Json& v, const std::string& path) {
-  if (!v.is_boolean()) fail(path, fmt::format("must be true or false, got {}", v.dump()));
+  if (!v.is_boolean()) fail(path, fmt::format("must be true or false, got {}", echo(v)));
   return v.get<bool>();
+}
+
+namespace {
+
+// Tracks where the parser is (the field path) and how deep, from nlohmann's callback.
+struct ParseTracker {
+  struct Frame {
+    bool array;
+    std::string key;    // objects: the current member
+    std::size_t index;  // arrays: the current element
+  };
+  std::vector<Frame> stack;
+  std::string where;
+
+  std::string path() const {
+    std::string out;
+    for (const Frame& f : stack) {
+      if (f.array)
+        out += fmt::format("[{}]", f.index);
+      else if (!f.key.empty())
+        out += (out.empty() ? "" : ".") + f.key;
+    }
+    return out;
+  }
+  void element_done() {
+    if (!stack.empty() && stack.back().array) ++stack.back().index;
+  }
+  bool on(int /*depth*/, Json::parse_event_t event, Json& parsed) {
+    switch (event) {
+      case Json::parse_event_t::object_start:
+      case Json::parse_event_t::array_start:
+        if (static_cast<int>(stack.size()) >= kMaxJsonDepth)
+          throw InputError(fmt::format(
+              "{}: JSON nested deeper than {} levels{}; scenario and machine files need far "
+              "fewer",
+              where, kMaxJsonDepth, stack.empty() ? "" : " at " + echo_text(path())));
+        stack.push_back({event == Json::parse_event_t::array_start, "", 0});
+        break;
+      case Json::parse_event_t::key:
+        if (!stack.empty()) stack.back().key = parsed.get<std::string>();
+        break;
+      case Json::parse_event_t::object_end:
+      case Json::parse_event_t::array_end:
+        if (!stack.empty()) stack.pop_back();
+        element_done();
+        break;
+      case Json::parse_event_t::value:
+        element_done();
+        break;
+    }
+    return true;
+  }
+};
+
+// Line and column (1-based) of byte `offset` of `text`.
+std::pair<std::size_t, std::size_t> line_column(const std::string& text, std::size_t offset) {
+  std::size_t line = 1, column = 1;
+  for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) {
+      ++column;
+    }
+  }
+  return {line, column};
+}
+
+// nlohmann's reason without its prefix and its "last read" echo (which may be long or
+// not UTF-8).
+std::string parse_reason(const std::string& what) {
+  std::string r = what;
+  const auto colon = r.find(": ");
+  if (r.rfind("[json.exception", 0) == 0 && colon != std::string::npos) r = r.substr(colon + 2);
+  const auto last = r.find("; last read:");
+  if (last != std::string::npos) r = r.substr(0, last);
+  return echo_text(r, 200);
+}
+
+}  // namespace
+
+Json parse_json_text(const std::string& text, const std::string& where) {
+  ParseTracker tracker;
+  tracker.where = where;
+  try {
+    return Json::parse(text, [&tracker](int depth, Json::parse_event_t event, Json& parsed) {
+      return tracker.on(depth, event, parsed);
+    });
+  } catch (const Json::parse_error& e) {
+    const auto [line, column] = line_column(text, e.byte > 0 ? e.byte - 1 : 0);
+    const std::string at = tracker.path();
+    throw InputError(fmt::format("{}: malformed JSON at line {}, column {}{}: {}", where, line,
+                                 column, at.empty() ? "" : " (in " + echo_text(at) + ")",
+                                 parse_reason(e.what())));
+  } catch (const Json::out_of_range& e) {
+    // 1e309, a 400-digit integer: beyond a double.
+    const std::string at = tracker.path();
+    (void)e;
+    throw InputError(fmt::format("{}: a number is out of range (beyond a double, about 1.8e308)",
+                                 at.empty() ? where : where + ": " + echo_text(at)));
+  } catch (const Json::exception& e) {
+    throw InputError(fmt::format("{}: not valid JSON: {}", where, parse_reason(e.what())));
+  }
 }
 
 }  // namespace semsim::config

@@ -18,9 +18,10 @@ namespace {
 
 std::string g_data_dir;
 
+// The package's model directories, in order of precedence (never the current
+// directory's cpu_models/: a file there must not silently replace a preset).
 std::vector<std::string> model_dirs() {
   std::vector<std::string> dirs;
-  dirs.push_back("cpu_models");  // the current directory's models first (calibrated hosts)
   if (const char* env = std::getenv("SEMSIM_DATA_DIR"))
     dirs.push_back(std::string(env) + "/cpu_models");
   if (!g_data_dir.empty()) dirs.push_back(g_data_dir + "/cpu_models");
@@ -49,21 +50,45 @@ const Json& sourced_value(const Json& obj, const std::string& path, const std::s
   return p["value"];
 }
 
-// A {"value": x, "source": "..."} parameter, in nanoseconds.
+// The largest time a machine parameter may give: one second (time slices are ms, the
+// rest ns to us), far inside the int64 picoseconds of a Tick.
+constexpr double kMaxParamNs = 1e9;
+
+// A {"value": x, "source": "..."} parameter, in nanoseconds: a finite number from 0 (or
+// above 0 when `positive`) to kMaxParamNs.
 double param(const Json& obj, const std::string& path, const std::string& key, bool required = true,
-             double fallback = 0) {
+             double fallback = 0, bool positive = false, double max = kMaxParamNs) {
   if (!obj.contains(key)) {
     if (required) fail(child_path(path, key), "is required");
     return fallback;
   }
   const Json& v = sourced_value(obj, path, key,
                                 R"({"value": number, "source": "where the number comes from"})");
-  return as_number(v, child_path(path, key) + ".value", 0, false);
+  return as_number(v, child_path(path, key) + ".value", 0, positive, max);
 }
 
+// A time parameter in ticks (1 ps). A positive value that rounds to 0 ticks would make
+// a step of the simulation take no time at all (and a run never end): refused.
 Tick param_ticks(const Json& obj, const std::string& path, const std::string& key,
-                 bool required = true) {
-  return ns_to_ticks(param(obj, path, key, required, -1e-3));
+                 bool required = true, bool positive = true) {
+  const double ns = param(obj, path, key, required, -1e-3, positive);
+  const Tick t = ns_to_ticks(ns);
+  if (obj.contains(key) && ns > 0 && t <= 0)
+    fail(child_path(path, key) + ".value",
+         fmt::format("{} ns is below the model's resolution of 0.001 ns (1 ps) and would round "
+                     "to 0; give at least 0.0005",
+                     ns));
+  return t;
+}
+
+// A per-unit cost kept in ns (a double): positive values at least the model's resolution.
+double param_fine(const Json& obj, const std::string& path, const std::string& key,
+                  double fallback) {
+  const double ns = param(obj, path, key, false, fallback, true);
+  if (obj.contains(key) && ns < 1e-6)
+    fail(child_path(path, key) + ".value",
+         fmt::format("{} ns is below 1e-6 ns; costs that small round to no time", ns));
+  return ns;
 }
 
 }  // namespace
@@ -79,6 +104,7 @@ MachineParams parse_machine(const Json& doc, const std::string& where) {
   m.hash = fnv1a64(doc.dump());
   m.name = doc.contains("name") ? as_string(doc["name"], path + ": name")
                                 : fs::path(where).stem().string();
+  if (m.name.empty() || m.name.size() > 255) fail(path + ": name", "must be 1 to 255 characters");
   m.description =
       doc.contains("description") ? as_string(doc["description"], path + ": description") : "";
   m.cpus = static_cast<int>(as_int(require(doc, path, "cpus"), path + ": cpus", 1, 256));
@@ -122,6 +148,7 @@ MachineParams parse_machine(const Json& doc, const std::string& where) {
   }
   const Json& lat = require(doc, path, "latency_ns");
   const std::string lp = path + ": latency_ns";
+  reject_unknown_keys(lat, lp, {"smt", "same_die", "same_socket", "one_hop", "two_hops"});
   m.lat_smt = param_ticks(lat, lp, "smt", false);
   m.lat_same_die = param_ticks(lat, lp, "same_die", false);
   m.lat_same_socket = param_ticks(lat, lp, "same_socket", false);
@@ -134,7 +161,9 @@ MachineParams parse_machine(const Json& doc, const std::string& where) {
   m.atomic_rmw = param_ticks(c, cp, "atomic_rmw");
   m.full_fence = param_ticks(c, cp, "full_fence");
   m.syscall = param_ticks(c, cp, "syscall");
-  m.semop_kernel_path = param_ticks(c, cp, "semop_kernel_path");
+  // May be 0: the lumped path closed on a probe (the calibration simulates the call
+  // without it); the syscall and the modelled accesses still cost time.
+  m.semop_kernel_path = param_ticks(c, cp, "semop_kernel_path", true, /*positive=*/false);
   m.context_switch = param_ticks(c, cp, "context_switch");
   m.wakeup_waker = param_ticks(c, cp, "wakeup_waker");
   m.wakeup_latency = param_ticks(c, cp, "wakeup_latency");
@@ -143,13 +172,14 @@ MachineParams parse_machine(const Json& doc, const std::string& where) {
   m.bubble_sort_round = param_ticks(c, cp, "bubble_sort_round", false);
   m.time_slice = param_ticks(c, cp, "time_slice");
   // Optional (models that predate them): 0, the behaviour before they existed.
-  m.wakeup_protection = std::max<Tick>(0, param_ticks(c, cp, "wakeup_protection", false));
-  m.resched_ipi = std::max<Tick>(0, param_ticks(c, cp, "resched_ipi", false));
-  m.memcpy_byte_ns = param(c, cp, "memcpy_byte", false, 0);
+  m.wakeup_protection =
+      std::max<Tick>(0, param_ticks(c, cp, "wakeup_protection", false, /*positive=*/false));
+  m.resched_ipi = std::max<Tick>(0, param_ticks(c, cp, "resched_ipi", false, /*positive=*/false));
+  m.memcpy_byte_ns = param_fine(c, cp, "memcpy_byte", 0);
   // Optional: without a probe, one cycle of the model's clock (an assumption:
   // a volatile increment loop retires about one iteration per cycle).
-  m.busy_loop_iteration_ns = param(c, cp, "busy_loop_iteration", false, -1);
-  m.clock_ghz = doc.contains("clock_ghz") ? param(doc, path, "clock_ghz") : 0;
+  m.busy_loop_iteration_ns = param_fine(c, cp, "busy_loop_iteration", -1);
+  m.clock_ghz = doc.contains("clock_ghz") ? param(doc, path, "clock_ghz", true, 0, true, 1000) : 0;
   if (doc.contains("wakeup_preemption")) {
     const char* shape = R"({"value": true or false, "source": "where it comes from"})";
     const Json& v = sourced_value(doc, path, "wakeup_preemption", shape);
@@ -177,7 +207,8 @@ MachineParams parse_machine(const Json& doc, const std::string& where) {
     std::int64_t last = 0;
     for (const Json& row : table) {
       if (!row.is_array() || row.size() != 2 || !row[0].is_number_integer() ||
-          !row[1].is_number() || row[0].get<std::int64_t>() <= last || row[1].get<double>() < 0)
+          !row[1].is_number() || row[0].get<std::int64_t>() <= last ||
+          !(row[1].get<double>() >= 0) || row[1].get<double>() > kMaxParamNs)
         fail(here + ".value", "must be an object " + shape);
       last = row[0].get<std::int64_t>();
       out.emplace_back(last, ns_to_ticks(row[1].get<double>()));
@@ -202,8 +233,9 @@ MachineParams parse_machine(const Json& doc, const std::string& where) {
         fail(here + ".value." + side, "must be a list of 2 to 1000 positive numbers");
       double sum = 0;
       for (const Json& x : v[side]) {
-        if (!x.is_number() || !(x.get<double>() > 0))
-          fail(here + ".value." + side, "must be a list of 2 to 1000 positive numbers");
+        if (!x.is_number() || !(x.get<double>() > 0) || x.get<double>() > 1e6)
+          fail(here + ".value." + side,
+               "must be a list of 2 to 1000 positive numbers (multiples of the mean, at most 1e6)");
         out.push_back(x.get<double>());
         sum += out.back();
       }
@@ -253,44 +285,94 @@ MachineParams parse_machine(const Json& doc, const std::string& where) {
   return m;
 }
 
+std::string host_model_path() {
+  if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg != nullptr && xdg[0] == '/')
+    return std::string(xdg) + "/semsim/host.json";
+  const char* home = std::getenv("HOME");
+  return std::string(home != nullptr && home[0] == '/' ? home : "/tmp") +
+         "/.local/share/semsim/host.json";
+}
+
+namespace {
+
+bool regular_file(const fs::path& p) {
+  std::error_code ec;  // a name too long, a permission: not found, never an exception
+  return fs::is_regular_file(p, ec);
+}
+
+// A preset name as the schema allows it: [a-z0-9][a-z0-9._-]*, at most 255 characters.
+bool preset_name(const std::string& name) {
+  if (name.empty() || name.size() > 255) return false;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                    (i > 0 && (c == '.' || c == '_' || c == '-'));
+    if (!ok) return false;
+  }
+  return true;
+}
+
+MachineParams load_file(const std::string& file, const std::string& where) {
+  MachineParams m = parse_machine(load_json_file(file), where);
+  m.file = fs::absolute(file).lexically_normal().string();
+  return m;
+}
+
+}  // namespace
+
 MachineParams load_machine(const std::string& name_or_path) {
   bool is_path =
       name_or_path.find('/') != std::string::npos ||
       (name_or_path.size() > 5 && name_or_path.substr(name_or_path.size() - 5) == ".json");
-  if (is_path) return parse_machine(load_json_file(name_or_path), name_or_path);
-  // "host": the calibrated model of this machine (semsim calibrate writes
-  // cpu_models/host.json) or, until calibration has run, host-default.
+  if (is_path) return load_file(name_or_path, name_or_path);
+  // "host": the calibrated model of this machine, in one per-user place (semsim
+  // calibrate writes it), or an error saying how to make it: never a stand-in.
   if (name_or_path == "host") {
-    for (const auto& dir : model_dirs()) {
-      fs::path calibrated = fs::path(dir) / "host.json";
-      if (fs::exists(calibrated)) return parse_machine(load_json_file(calibrated.string()), "host");
-    }
-    return load_machine("host-default");
+    const std::string file = host_model_path();
+    if (!regular_file(file))
+      fail("machine",
+           fmt::format("\"host\" is this host's calibrated model, {}, which does not exist yet: "
+                       "run `semsim calibrate` (or `semsim calibrate --quick`, a few seconds), or "
+                       "name a preset (host-default is the Intel guest semsim was first developed "
+                       "on) or a machine file",
+                       file));
+    return load_file(file, "host");
   }
-  for (const auto& dir : model_dirs()) {
-    fs::path candidate = fs::path(dir) / (name_or_path + ".json");
-    if (fs::exists(candidate))
-      return parse_machine(load_json_file(candidate.string()), name_or_path);
+  // Presets come from the package's own models only: a cpu_models/ directory where the
+  // command runs does not shadow them (give its files by path).
+  if (preset_name(name_or_path)) {
+    for (const auto& dir : model_dirs()) {
+      const fs::path candidate = fs::path(dir) / (name_or_path + ".json");
+      if (regular_file(candidate)) return load_file(candidate.string(), name_or_path);
+    }
   }
   std::vector<std::string> names;
   for (const auto& e : list_machines()) names.push_back(e.name);
   fail("machine",
        fmt::format("unknown machine \"{}\"; presets: {}; or give a path to a machine file",
-                   name_or_path, join(names)));
+                   echo_text(name_or_path), join(names)));
 }
 
 std::vector<MachineEntry> list_machines() {
-  // Every model directory contributes; a name found earlier wins (a
-  // calibrated cpu_models/host.json in the current directory, then the
-  // installed presets).
+  // Every model directory of the package contributes; a name found earlier wins. A
+  // calibrated host model adds "host".
   std::map<std::string, MachineEntry> by_name;
+  if (regular_file(host_model_path())) {
+    try {
+      auto m = parse_machine(load_json_file(host_model_path()), "host");
+      by_name["host"] = {"host", "this host, calibrated: " + host_model_path(), m.cpus};
+    } catch (const InputError& e) {
+      by_name["host"] = {"host", std::string("INVALID: ") + e.what(), 0};
+    }
+  }
   for (const auto& dir : model_dirs()) {
-    if (!fs::is_directory(dir)) continue;
-    for (const auto& entry : fs::directory_iterator(dir)) {
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) continue;
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
       const auto& f = entry.path();
       const std::string stem = f.stem().string();
       if (f.extension() != ".json" || stem.find("schema") != std::string::npos ||
-          by_name.count(stem))
+          by_name.count(stem) || stem == "host")
         continue;
       try {
         auto m = parse_machine(load_json_file(f.string()), stem);

@@ -70,6 +70,7 @@ struct MachineParams {
   std::vector<Tick> noise_durations;
 
   std::string hash;  // "fnv1a64:<hex>" of the canonical JSON, for provenance
+  std::string file;  // the file it was read from (absolute), "" when not from a file
   Json raw;
 };
 
@@ -77,7 +78,14 @@ struct MachineParams {
 void set_data_dir(const std::string& dir);
 std::string data_dir();
 
-// A preset name (cpu_models/<name>.json) or a path to a machine file.
+// Where `semsim calibrate` keeps this host's model, which machine "host" means:
+// $XDG_DATA_HOME/semsim/host.json (default ~/.local/share/semsim/host.json).
+std::string host_model_path();
+
+// A machine by name or path: a path (with a '/' or ending in .json) is that file;
+// "host" is host_model_path() (an InputError saying how to make it when missing); any
+// other name is a preset of the package (cpu_models/<name>.json of the data
+// directories, never of the current directory).
 MachineParams load_machine(const std::string& name_or_path);
 MachineParams parse_machine(const Json& doc, const std::string& where);
 

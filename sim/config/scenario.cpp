@@ -1,9 +1,12 @@
 #include "config/scenario.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-#include <fstream>
-#include <sstream>
+#include <cerrno>
+#include <cstring>
 
 #include "config/json_fields.hpp"
 #include "config/kernel_config.hpp"
@@ -97,12 +100,13 @@ void parse_scalebench(const Json& w, WorkloadSpec& spec) {
   auto& p = spec.scalebench;
   if (w.contains("mode")) {
     const Json& m = w["mode"];
-    const bool ok = m.is_number_integer() && !m.is_boolean() &&
-                    (m.get<int>() == 1 || m.get<int>() == 2 || m.get<int>() == 4);
+    // Compared as the integer it is: 4294967297 is not 1.
+    const bool ok =
+        m.is_number_integer() && !m.is_boolean() && (m == Json(1) || m == Json(2) || m == Json(4));
     if (!ok)
       fail("workload.mode",
            fmt::format("must be 1 (wait-for-zero), 2 (ping-pong) or 4 (complex no-wait), got {}",
-                       m.dump()));
+                       config::echo(m)));
     p.mode = m.get<int>();
   }
   p.threads_per_core = int_field(w, "threads_per_core", 1, 4096, 1);
@@ -144,7 +148,7 @@ int parse_sem_flags(const Json& v, const std::string& path) {
   if ((flags & ~static_cast<std::int64_t>(ipc::kIpcNowait | ipc::kSemUndo)) != 0)
     fail(path, fmt::format("must be 0, 2048 (IPC_NOWAIT), 4096 (SEM_UNDO) or 6144 (both), or "
                            "\"nowait\", \"undo\", \"nowait|undo\"; got {}",
-                           v.dump()));
+                           config::echo(v)));
   return static_cast<int>(flags);
 }
 
@@ -191,7 +195,7 @@ workloads::CustomScript parse_custom_script(const Json& t, const std::string& pa
     else if (pr.is_string())
       fail(path + ".process", fmt::format("must be an integer id >= 0 (tasks with the same id are "
                                           "threads of one process) or \"own\", got {}",
-                                          pr.dump()));
+                                          config::echo(pr)));
     else
       script.process = static_cast<int>(as_int(pr, path + ".process", 0, 1'000'000));
   }
@@ -323,33 +327,100 @@ const std::vector<std::string>& known_workloads() {
 }
 
 Json load_json_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("{}: cannot open file (missing or unreadable)", path));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  try {
-    return Json::parse(buffer.str());
-  } catch (const Json::parse_error& e) {
-    throw InputError(
-        fmt::format("{}: malformed JSON at byte {}: {}", path, e.byte,
-                    std::string(e.what()).substr(std::string(e.what()).rfind(':') + 2)));
+  using config::echo_text;
+  using config::kMaxJsonFileBytes;
+  if (path.empty()) throw InputError("file path: must not be empty");
+  if (path.size() > 4096) throw InputError("file path: longer than 4096 characters");
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; only regular files are read.
+  const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    throw InputError(fmt::format("{}: cannot open file ({})", echo_text(path, 512),
+                                 err == ENOENT ? "missing" : std::strerror(err)));
   }
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    throw InputError(
+        fmt::format("{}: not a regular file (a directory, device or FIFO); give a "
+                    "JSON file",
+                    echo_text(path, 512)));
+  }
+  if (st.st_size > kMaxJsonFileBytes) {
+    close(fd);
+    throw InputError(
+        fmt::format("{}: {} bytes, more than the {} MiB a scenario or machine file "
+                    "may have",
+                    echo_text(path, 512), st.st_size, kMaxJsonFileBytes >> 20));
+  }
+  std::string text;
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      close(fd);
+      throw InputError(
+          fmt::format("{}: cannot read file ({})", echo_text(path, 512), std::strerror(err)));
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+    if (static_cast<long>(text.size()) > kMaxJsonFileBytes) {  // grew while we read
+      close(fd);
+      throw InputError(fmt::format("{}: more than the {} MiB a scenario or machine file may have",
+                                   echo_text(path, 512), kMaxJsonFileBytes >> 20));
+    }
+  }
+  close(fd);
+  return config::parse_json_text(text, echo_text(path, 512));
 }
 
+namespace {
+// nlohmann's own check (the one dump() applies): overlong forms and surrogates are
+// refused too.
+bool valid_utf8(const std::string& s) {
+  try {
+    (void)Json(s).dump();
+    return true;
+  } catch (const Json::type_error&) {
+    return false;
+  }
+}
+}  // namespace
+
 void apply_override(Json& doc, const std::string& assignment) {
+  using config::echo_text;
   auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0)
     throw InputError(
         fmt::format("--set {}: expected KEY=VALUE with KEY a dotted field path, e.g. "
                     "workload.semaphores=64",
-                    assignment));
+                    echo_text(assignment)));
   std::string key = assignment.substr(0, eq);
   std::string text = assignment.substr(eq + 1);
+  if (!valid_utf8(key)) throw InputError("--set: the key is not valid UTF-8");
+  if (!valid_utf8(text))
+    throw InputError(fmt::format("--set {}: the value is not valid UTF-8", echo_text(key)));
+  // A value that starts like a JSON object, list or string must be valid JSON: "{bad" is
+  // a mistake, not the kernel id "{bad". Other text that is not JSON is a plain string.
+  const auto first = text.find_first_not_of(" \t\r\n");
+  const bool json_like = first != std::string::npos &&
+                         (text[first] == '{' || text[first] == '[' || text[first] == '"');
   Json value;
-  try {
-    value = Json::parse(text);
-  } catch (const Json::parse_error&) {
-    value = text;  // not JSON: a plain string such as a kernel id
+  if (json_like) {
+    value = config::parse_json_text(text, "--set " + echo_text(key));
+  } else {
+    try {
+      value = Json::parse(text);
+    } catch (const Json::parse_error&) {
+      value = text;  // not JSON: a plain string such as a kernel id
+    } catch (const Json::exception&) {
+      throw InputError(
+          fmt::format("--set {}: the number {} is out of range (beyond a double, "
+                      "about 1.8e308)",
+                      echo_text(key), echo_text(text)));
+    }
   }
   if (!doc.is_object()) throw InputError("scenario: must be a JSON object");
   Json* node = &doc;
@@ -359,7 +430,7 @@ void apply_override(Json& doc, const std::string& assignment) {
     std::string part =
         key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
     if (part.empty())
-      throw InputError(fmt::format("--set {}: empty field name in the key", assignment));
+      throw InputError(fmt::format("--set {}: empty field name in the key", echo_text(key)));
     if (dot == std::string::npos) {
       (*node)[part] = value;
       return;
@@ -368,7 +439,7 @@ void apply_override(Json& doc, const std::string& assignment) {
     if (child.is_null()) child = Json::object();
     if (!child.is_object())
       throw InputError(fmt::format("--set {}: {} is not an object, cannot set a field inside it",
-                                   assignment, key.substr(0, dot)));
+                                   echo_text(key), echo_text(key.substr(0, dot))));
     node = &child;
     start = dot + 1;
   }
@@ -379,9 +450,14 @@ Scenario parse_scenario(const Json& doc) {
   config::reject_unknown_keys(doc, "", kScenarioFields);
   Scenario s;
   s.name = doc.contains("name") ? as_string(doc["name"], "name") : "scenario";
+  if (s.name.empty()) fail("name", "must not be empty (leave the field out for \"scenario\")");
+  if (s.name.size() > 255)
+    fail("name",
+         fmt::format("at most 255 characters (it names output files), got {}", s.name.size()));
   s.machine = as_string(config::require(doc, "", "machine"), "machine");
   if (s.machine.empty())
     fail("machine", "must name a preset (see `semsim list`) or a machine file");
+  if (s.machine.size() > 4096) fail("machine", "a name or path of at most 4096 characters");
   s.kernel = config::require(doc, "", "kernel");
   config::parse_kernel(s.kernel);  // validates the id and any policy overrides
   s.workload = parse_workload(config::require(doc, "", "workload"));

@@ -17,6 +17,7 @@
 
 #include "core/errors.hpp"
 #include "ipc/sembuf.hpp"
+#include "native/ownership.hpp"
 #include "native/run_support.hpp"
 #include "native/sysv_array.hpp"
 #include "native/workload_runs.hpp"
@@ -413,25 +414,18 @@ HostInfo host_info() {
   return h;
 }
 
-int cleanup_leftovers() {
-  int removed = 0;
-  const uid_t me = geteuid();
-  for (const ArrayInfo& a : list_arrays()) {
-    if (!is_runner_key(a.key) || a.cuid != me) continue;
-    const pid_t pid = runner_key_pid(a.key);
-    if (pid <= 0) continue;
-    // Alive (or not ours to signal, EPERM): leave it. Only ESRCH proves the creator is gone.
-    if (kill(pid, 0) == 0 || errno != ESRCH) continue;
-    if (semctl(a.id, 0, IPC_RMID) == 0) ++removed;
-  }
-  return removed;
-}
+int cleanup_leftovers() { return cleanup_recorded(); }
+
+void check_scenario(const Scenario& scenario) { validate_scenario(scenario); }
+
+void check_host(const Scenario& scenario) { validate_host(scenario, detail::allowed_cpus()); }
 
 Json measure(const Scenario& scenario) {
   std::lock_guard<std::mutex> lock(detail::runner_mutex());
   validate_scenario(scenario);
   const std::vector<int> cpus = detail::allowed_cpus();
   validate_host(scenario, cpus);
+  open_ownership_record();  // before any array or task process
   cleanup_leftovers();
   const HostInfo host = host_info();
 

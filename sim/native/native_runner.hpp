@@ -37,7 +37,7 @@
 // ops_per_s * window_s. ops_per_s_runs / _min / _max give the spread, and
 // <figure>_min / _max that of the benchmark's own figure.
 //
-// Signals: during measure(), SIGINT, SIGTERM and SIGHUP are caught (those already set
+// Signals: during measure(), SIGINT, SIGTERM, SIGHUP and SIGQUIT are caught (those already set
 // to SIG_IGN, e.g. under nohup, stay ignored). The handler records the signal and
 // removes the run's arrays (one IPC_RMID syscall each, async-signal-safe); tasks see
 // EIDRM/EINVAL and stop; the main thread joins the threads, SIGKILLs and reaps the task
@@ -51,8 +51,9 @@
 // removed like the others.
 //
 // Arrays are never left behind: RAII removes them on every path; a SIGKILLed
-// runner's arrays are recognised by their keys (see sysv_array.hpp) and removed by
-// cleanup_leftovers(), which measure() also calls before it starts.
+// runner's arrays are found in its ownership record (ownership.hpp, a file that
+// survives the SIGKILL) and removed by cleanup_leftovers(), which measure() also calls
+// before it starts. Arrays semsim did not record are never touched.
 #pragma once
 
 #include <string>
@@ -88,9 +89,16 @@ HostInfo host_info();
 // the limit. Calls from several threads of one process are serialised.
 Json measure(const Scenario& scenario);
 
-// Removes SysV arrays left behind by semsim native runners that died without
-// cleaning up (SIGKILL): runner key, created by our uid, and creating pid gone
-// (kill(pid, 0) fails with ESRCH). Returns how many were removed.
+// The checks measure() makes before it runs, without running: those that do not depend
+// on the host (check_scenario) and this host's limits (check_host: SEMMSL, SEMMNS,
+// SEMOPM, SEMMNI, CPUs). Both throw InputError naming the field.
+void check_scenario(const Scenario& scenario);
+void check_host(const Scenario& scenario);
+
+// Removes SysV arrays left behind by semsim native runners (and their task processes)
+// that died without cleaning up (SIGKILL): only arrays the ownership record proves were
+// created by semsim and whose creator is gone or a zombie (ownership.hpp); never an
+// array by its key alone. Returns how many were removed.
 int cleanup_leftovers();
 
 }  // namespace semsim::native

@@ -19,6 +19,8 @@
 #include <new>
 
 #include "core/errors.hpp"
+#include "native/host_error.hpp"
+#include "native/ownership.hpp"
 
 namespace semsim::native::detail {
 
@@ -44,7 +46,8 @@ namespace {
 std::atomic<int> g_active_semids[kMaxArraysPerProcess] = {-1, -1, -1, -1};
 static_assert(kMaxArraysPerProcess == 4);
 
-constexpr int kCaughtSignals[] = {SIGINT, SIGTERM, SIGHUP};
+constexpr int kCaughtSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+static_assert(std::size(kCaughtSignals) == 4);  // SignalGuard's old_ and installed_
 
 extern "C" void on_stop_signal(int sig) {
   const int saved_errno = errno;
@@ -116,7 +119,9 @@ void ActiveArrays::remove_all() {
     // If the handler got there first it has removed the array: do not remove it twice
     // (the id could in principle have been reused since).
     if (g_active_semids[i].exchange(-1) >= 0) semctl(ids_[i], 0, IPC_RMID);
+    forget_array(ids_[i]);
   }
+  ids_.clear();
 }
 
 // ---------------------------------------------------------------------------
@@ -267,7 +272,7 @@ void Children::spawn(int (*body)(void*), void* arg) {
   const pid_t pid = fork();
   if (pid < 0) {
     const int err = errno;
-    throw SimulationError(std::string("fork of a task process failed: ") + std::strerror(err) +
+    throw HostError(std::string("fork of a task process failed: ") + std::strerror(err) +
                           (err == EAGAIN ? " (process limit, RLIMIT_NPROC or pid_max?)" : ""));
   }
   if (pid == 0) {

@@ -3,7 +3,7 @@
 // forked children that die with their parent, time, CPUs. Internal to sim/native.
 //
 // Signals (see native_runner.hpp for the contract): while a measurement runs,
-// SIGINT/SIGTERM/SIGHUP are caught. The handler records the signal and removes every
+// SIGINT/SIGTERM/SIGHUP/SIGQUIT are caught. The handler records the signal and removes every
 // array the runner registered (one IPC_RMID system call each, async-signal-safe);
 // blocked tasks then fail with EIDRM and stop. The main thread notices the signal in
 // its timed waits, kills and reaps the task processes, removes what the tasks made
@@ -41,7 +41,7 @@ extern std::atomic<int> g_signal;
 // Thrown inside a run when a caught signal was noticed.
 struct Interrupted {};
 
-// Installs the handler for SIGINT/SIGTERM/SIGHUP for its lifetime (signals already
+// Installs the handler for SIGINT/SIGTERM/SIGHUP/SIGQUIT for its lifetime (signals already
 // ignored stay ignored) and restores the previous dispositions afterwards.
 class SignalGuard {
  public:
@@ -51,8 +51,8 @@ class SignalGuard {
   SignalGuard& operator=(const SignalGuard&) = delete;
 
  private:
-  struct sigaction old_[3]{};
-  bool installed_[3] = {};
+  struct sigaction old_[4]{};
+  bool installed_[4] = {};
 };
 
 // Blocks the caught signals in the calling thread for its lifetime; threads and

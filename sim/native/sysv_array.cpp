@@ -10,6 +10,8 @@
 #include <string>
 
 #include "core/errors.hpp"
+#include "native/host_error.hpp"
+#include "native/ownership.hpp"
 
 namespace semsim::native {
 
@@ -94,20 +96,34 @@ SemLimits sem_limits() {
 int semmsl() { return sem_limits().semmsl; }
 
 SemArray::SemArray(int nsems, int index, const std::vector<int>& initial) {
+  open_ownership_record();
   const key_t key = runner_key(getpid(), index);
-  // Two tries: if the key is taken, it is a leftover of a dead process that had our pid
-  // (one runner array per process, and measure() is serialised), so we remove it.
-  for (int attempt = 0; attempt < 2; ++attempt) {
+  id_ = semget(key, nsems, IPC_CREAT | IPC_EXCL | 0600);
+  key_t used = key;
+  if (id_ < 0 && errno == EEXIST) {
+    // The key is taken. Perhaps by a runner that had our pid and was killed: cleanup
+    // removes its array if the records prove it. Otherwise it belongs to someone else
+    // (an ftok(path, 'S') key, say), which we never touch: we go without a key.
+    cleanup_recorded();
     id_ = semget(key, nsems, IPC_CREAT | IPC_EXCL | 0600);
-    if (id_ >= 0) break;
-    const int err = errno;
-    if (err != EEXIST || attempt == 1) {
-      throw SimulationError(
-          "semget of " + std::to_string(nsems) + " semaphores failed: " + errno_text(err) +
-          (err == ENOSPC ? " (SEMMNS or SEMMNI, /proc/sys/kernel/sem, reached)" : ""));
+    if (id_ < 0 && errno == EEXIST) {
+      used = IPC_PRIVATE;
+      id_ = semget(IPC_PRIVATE, nsems, IPC_CREAT | 0600);
     }
-    const int stale = semget(key, 0, 0);
-    if (stale >= 0) semctl(stale, 0, IPC_RMID);
+  }
+  if (id_ < 0) {
+    const int err = errno;
+    const std::string what = "semget of " + std::to_string(nsems) +
+                             " semaphores failed: " + errno_text(err);
+    if (err == ENOSPC)
+      throw HostError(what + " (SEMMNS or SEMMNI, /proc/sys/kernel/sem, reached: other "
+                             "programs' arrays count too; see ipcs -s)");
+    throw SimulationError(what);
+  }
+  if (!record_array(id_, used)) {
+    semctl(id_, 0, IPC_RMID);
+    id_ = -1;
+    throw HostError("the record of semsim's arrays in " + ownership_dir() + " is full");
   }
   // Linux initialises a new set's values to 0, but say so explicitly: every workload
   // starts from known values (all zeros unless the scenario gives them).
@@ -119,14 +135,19 @@ SemArray::SemArray(int nsems, int index, const std::vector<int>& initial) {
   if (semctl(id_, 0, SETALL, arg) < 0) {
     const int err = errno;
     semctl(id_, 0, IPC_RMID);
+    forget_array(id_);
     id_ = -1;
     throw SimulationError("semctl(SETALL) on a new array failed: " + errno_text(err));
   }
+  stamp_array(id_);  // after SETALL, which sets sem_ctime
 }
 
 SemArray::~SemArray() {
   // EINVAL/EIDRM here means it is already gone; nothing more we can do in a destructor.
-  if (id_ >= 0) semctl(id_, 0, IPC_RMID);
+  if (id_ >= 0) {
+    semctl(id_, 0, IPC_RMID);
+    forget_array(id_);
+  }
 }
 
 int SemArray::release() {

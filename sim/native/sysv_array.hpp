@@ -1,15 +1,13 @@
-// Real SysV semaphore arrays for the native runner: the key scheme that marks an
-// array as ours, an RAII owner that removes it, and a scan of the host's arrays.
+// Real SysV semaphore arrays for the native runner: the key scheme, an RAII owner
+// that removes its array, and a scan of the host's arrays.
 //
-// Key scheme: key = ('S' << 24) | (index << 22) | pid. The top byte says "semsim
-// native runner", the low 22 bits name the process the array belongs to (Linux's
-// pid_max is at most 2^22, PID_MAX_LIMIT, so a pid always fits) and the two bits
-// between number its arrays: a process holds at most kMaxArraysPerProcess runner
-// arrays at a time (sembench needs one per 250 workers). Anyone can then tell whether
-// the owner is still alive, and remove an array whose owner died without cleaning up
-// (SIGKILL, a crash): see cleanup_leftovers(). measure() serialises itself so that
-// one process never runs two measurements at once. Forked task processes that create
-// arrays of their own (aim9-shm) key them with their own pid.
+// Key scheme: key = ('S' << 24) | (index << 22) | pid, so that `ipcs -s` shows which
+// process an array belongs to (Linux's pid_max is at most 2^22, so a pid fits; the two
+// bits between number a process's arrays, at most kMaxArraysPerProcess at a time). A
+// key proves nothing, though: any program may use such a key (ftok(path, 'S') makes
+// them). What is ours is what the ownership record (ownership.hpp) says we created, and
+// cleanup goes by that record only. When our key is taken by someone else's array, the
+// array is made without a key (IPC_PRIVATE) and the other one is left alone.
 #pragma once
 
 #include <sys/types.h>
@@ -59,10 +57,11 @@ int semmsl();
 // destructor removes it (IPC_RMID) on every path, exceptions included.
 class SemArray {
  public:
-  // Creates an array of `nsems` semaphores with key runner_key(getpid(), index), mode
-  // 0600, IPC_CREAT|IPC_EXCL, and sets it to `initial` (one value per semaphore; empty:
-  // all 0). A stale array already holding that key (a dead process that had our pid) is
-  // removed first. Throws SimulationError when the kernel refuses.
+  // Creates an array of `nsems` semaphores with key runner_key(getpid(), index) (or no
+  // key when another array holds it), mode 0600, records it (ownership.hpp) and sets it
+  // to `initial` (one value per semaphore; empty: all 0). Throws HostError when the
+  // kernel's limits are used up or the record cannot be kept, SimulationError when
+  // the kernel refuses otherwise.
   explicit SemArray(int nsems, int index = 0, const std::vector<int>& initial = {});
   ~SemArray();
   SemArray(const SemArray&) = delete;
@@ -70,8 +69,8 @@ class SemArray {
 
   int id() const { return id_; }
 
-  // Gives up ownership without removing (someone else, e.g. a signal handler, already
-  // removed it). Returns the id.
+  // Gives up ownership without removing (the caller removes it and forgets its record,
+  // forget_array). Returns the id.
   int release();
 
  private:

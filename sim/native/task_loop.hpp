@@ -31,6 +31,7 @@
 #include <cstring>
 
 #include "ipc/sembuf.hpp"
+#include "native/ownership.hpp"
 #include "native/run_support.hpp"
 #include "native/sysv_array.hpp"
 #include "workloads/aim9_shm_def.hpp"
@@ -67,18 +68,32 @@ inline void wait_for_stop(RunControl& ctl) {
     futex_wait(ctl.phase, phase);
 }
 
-// Creates a private array for a task process (aim9-shm), keyed by its own pid so that
-// cleanup_leftovers() finds it if the process is killed. Returns the id or -errno.
+// Creates a private array for a task process (aim9-shm), keyed by its own pid (or
+// without a key when another array holds that key: never removed, it is not ours), and
+// records it (ownership.hpp) so that cleanup_leftovers() finds it if the process is
+// killed. Async-signal-safe. Returns the id or -errno.
 inline int create_task_array(int nsems) {
-  const key_t key = runner_key(getpid(), 0);
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    const int id = semget(key, nsems, IPC_CREAT | IPC_EXCL | 0600);
-    if (id >= 0) return id;
-    if (errno != EEXIST || attempt == 1) return -errno;
-    const int stale = semget(key, 0, 0);  // a dead process that had our pid left it
-    if (stale >= 0) semctl(stale, 0, IPC_RMID);
+  int id = semget(runner_key(getpid(), 0), nsems, IPC_CREAT | IPC_EXCL | 0600);
+  key_t key = runner_key(getpid(), 0);
+  if (id < 0 && errno == EEXIST) {
+    key = IPC_PRIVATE;
+    id = semget(IPC_PRIVATE, nsems, IPC_CREAT | 0600);
   }
-  return -EEXIST;
+  if (id < 0) return -errno;
+  if (!record_array(id, key)) {
+    semctl(id, 0, IPC_RMID);
+    return -ENOSPC;
+  }
+  return id;
+}
+
+// Removes a task process's own array and its record.
+inline int remove_task_array(int id) {
+  const int r = semctl(id, 0, IPC_RMID);
+  const int err = errno;
+  forget_array(id);
+  errno = err;
+  return r;
 }
 
 class Sampler {
@@ -213,7 +228,7 @@ void run_task(Program& program, TaskEnv& env) {
         break;
       }
       case workloads::StepKind::RemoveArray:
-        if (own_array >= 0 && semctl(own_array, 0, IPC_RMID) < 0) err = errno;
+        if (own_array >= 0 && remove_task_array(own_array) < 0) err = errno;
         own_array = -1;
         break;
       case workloads::StepKind::UserOnly:
@@ -251,7 +266,7 @@ void run_task(Program& program, TaskEnv& env) {
       slot.rounds.store(rounds, std::memory_order_relaxed);
     }
   }
-  if (own_array >= 0) semctl(own_array, 0, IPC_RMID);
+  if (own_array >= 0) remove_task_array(own_array);
   if (!have_end) {
     getrusage(RUSAGE_THREAD, &at_end);
     cpu_end = thread_cpu_ns();

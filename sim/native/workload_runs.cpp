@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "core/errors.hpp"
+#include "native/host_error.hpp"
 #include "native/native_runner.hpp"
 #include "native/run_support.hpp"
 #include "native/task_loop.hpp"
@@ -187,6 +188,18 @@ std::string failure_text(const RunControl& ctl) {
   }
 }
 
+// A failure a task reported: the host's doing (pinning refused, the array removed from
+// outside, no memory or process slots, a kernel limit) is a HostError; anything else
+// would be the runner's own bug.
+[[noreturn]] void throw_failure(const RunControl& ctl) {
+  const int kind = ctl.failure.load();
+  const int err = ctl.failure_errno.load();
+  const bool host = kind == kPinFailed || kind == kArrayGone || kind == kTaskSetup ||
+                    err == ENOMEM || err == ENOSPC || err == EAGAIN;
+  if (host) throw HostError(failure_text(ctl));
+  throw SimulationError(failure_text(ctl));
+}
+
 }  // namespace
 
 RunResult run_workload_once(const Scenario& sc, int threads, const std::vector<int>& cpus) {
@@ -229,7 +242,7 @@ RunResult run_workload_once(const Scenario& sc, int threads, const std::vector<i
             run_thread_task(sc, threads, t, envs[static_cast<std::size_t>(t)], shared);
           });
         } catch (const std::system_error& e) {
-          throw SimulationError("cannot create task thread " + std::to_string(t + 1) + " of " +
+          throw HostError("cannot create task thread " + std::to_string(t + 1) + " of " +
                                 std::to_string(ntasks) + ": " + e.what());
         }
       }
@@ -261,7 +274,7 @@ RunResult run_workload_once(const Scenario& sc, int threads, const std::vector<i
     if (processes) {
       const std::string died = children.poll(ms, finite_tasks);
       if (g_signal.load() != 0) throw Interrupted{};
-      if (!died.empty()) throw SimulationError(died + " during the run");
+      if (!died.empty()) throw HostError(died + " during the run (killed from outside?)");
     } else {
       struct timespec ts {
         0, static_cast<long>(ms) * 1'000'000
@@ -269,7 +282,7 @@ RunResult run_workload_once(const Scenario& sc, int threads, const std::vector<i
       nanosleep(&ts, nullptr);
       if (g_signal.load() != 0) throw Interrupted{};
     }
-    if (ctl.failure.load() != kNone) throw SimulationError(failure_text(ctl));
+    if (ctl.failure.load() != kNone) throw_failure(ctl);
   };
   auto wait_until = [&](std::int64_t deadline, bool stop_when_all_finished) {
     for (;;) {
@@ -286,7 +299,7 @@ RunResult run_workload_once(const Scenario& sc, int threads, const std::vector<i
     if (monotonic_ns() > ready_deadline) throw SimulationError("task start timed out after 60 s");
     wait_slice(1);
   }
-  if (ctl.failure.load() != kNone) throw SimulationError(failure_text(ctl));
+  if (ctl.failure.load() != kNone) throw_failure(ctl);
 
   const auto n = static_cast<std::size_t>(ntasks);
   std::vector<std::uint64_t> c0(n, 0), c1(n, 0), r0(n, 0), r1(n, 0);
@@ -385,8 +398,8 @@ RunResult run_workload_once(const Scenario& sc, int threads, const std::vector<i
 
   const std::string died = stopper.finish(2000);
   if (g_signal.load() != 0) throw Interrupted{};
-  if (!died.empty()) throw SimulationError(died);
-  if (ctl.failure.load() != kNone) throw SimulationError(failure_text(ctl));
+  if (!died.empty()) throw HostError(died);
+  if (ctl.failure.load() != kNone) throw_failure(ctl);
 
   result.window_s = static_cast<double>(t1 - t0) * 1e-9;
   result.task_exits_in_window = exits_in_window;

@@ -117,7 +117,7 @@ TEST(NativeArray, KeySchemeMarksOursAndNamesThePid) {
   EXPECT_FALSE(is_runner_key(0x52001234));  // 'R' in the top byte
 }
 
-TEST(NativeArray, RaiiRemovesOnExceptionAndReplacesAStaleArray) {
+TEST(NativeArray, RaiiRemovesOnExceptionAndNeverRemovesAnArrayHoldingItsKey) {
   const key_t mine = runner_key(getpid());
   ASSERT_FALSE(array_with_key_exists(mine));
   try {
@@ -129,19 +129,18 @@ TEST(NativeArray, RaiiRemovesOnExceptionAndReplacesAStaleArray) {
   }
   EXPECT_FALSE(array_with_key_exists(mine));
 
-  // An array left with our key (as a dead process with our pid would leave it) does not
-  // stop the next creation: it is removed and replaced.
-  int stale = -1;
-  {
-    SemArray a(1);
-    stale = a.release();  // forget it without removing
-  }
-  ASSERT_TRUE(array_with_key_exists(mine));
+  // An array that holds our key but that we cannot prove is ours (another program's,
+  // made with a key that happens to look like ours) is left alone: the next creation
+  // goes without a key.
+  const int foreign = semget(mine, 1, IPC_CREAT | IPC_EXCL | 0600);
+  ASSERT_GE(foreign, 0);
   {
     SemArray b(2);
-    EXPECT_NE(b.id(), stale);
-    EXPECT_EQ(semctl(stale, 0, GETVAL), -1);  // the stale one is gone
+    EXPECT_NE(b.id(), foreign);
+    EXPECT_EQ(semctl(foreign, 0, GETVAL), 0);  // still there
   }
+  EXPECT_EQ(semctl(foreign, 0, GETVAL), 0);
+  semctl(foreign, 0, IPC_RMID);
   EXPECT_FALSE(array_with_key_exists(mine));
 }
 

@@ -24,6 +24,29 @@ NATIVE_TINY = ["--set", "threads=[1,2]", "--set", "duration_ms=20", "--set", "wa
                "--set", "repeats=1"]
 
 
+@pytest.fixture(autouse=True)
+def _own_host_model_place(tmp_path_factory, monkeypatch):
+    """Every test gets its own (empty) per-user data directory: machine "host" and
+    `semsim calibrate` use $XDG_DATA_HOME/semsim/host.json, never the user's real one."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("xdg-data")))
+
+
+@pytest.fixture
+def calibrated_host(tmp_path_factory, monkeypatch):
+    """A calibrated host model in the per-user place (host-default's figures, renamed):
+    for tests of scenarios on machine "host". Returns its path."""
+    import json
+
+    data = tmp_path_factory.mktemp("xdg-host")
+    monkeypatch.setenv("XDG_DATA_HOME", str(data))
+    model = json.loads((REPO / "cpu_models" / "host-default.json").read_text())
+    model["name"] = "host"
+    path = data / "semsim" / "host.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(model))
+    return path
+
+
 @pytest.fixture
 def run_cli(tmp_path):
     """Runs `python -m semsim ARGS...` in a temporary directory; returns the CompletedProcess."""

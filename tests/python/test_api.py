@@ -102,7 +102,8 @@ def test_missing_file_raises_input_error(tmp_path):
 
 
 def test_wrong_python_type():
-    with pytest.raises(TypeError, match="scenario"):
+    # The README promises InputError for bad input, wrong Python types included.
+    with pytest.raises(semsim.InputError, match="scenario"):
         semsim.simulate(42)  # type: ignore[arg-type]
 
 

@@ -277,12 +277,14 @@ def test_compare_goes_on_when_the_host_check_fails(tmp_path, monkeypatch, capsys
 
     compare_module = importlib.import_module("semsim.compare")  # semsim.compare is the function
 
-    models = tmp_path / "cpu_models"
-    models.mkdir()
+    # A calibrated model in the per-user place machine "host" means.
+    data = tmp_path / "data"
+    (data / "semsim").mkdir(parents=True)
     repo = Path(__file__).resolve().parents[2]
     default = json.loads((repo / "cpu_models" / "host-default.json").read_text())
     default["name"] = "host"
-    (models / "host.json").write_text(json.dumps(default))
+    (data / "semsim" / "host.json").write_text(json.dumps(default))
+    monkeypatch.setenv("XDG_DATA_HOME", str(data))
     monkeypatch.chdir(tmp_path)
 
     def failing(_model):

@@ -22,7 +22,7 @@ def test_schema_is_valid():
 
 
 @pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(SCENARIOS)) for p in FILES])
-def test_scenario_file_follows_schema(path):
+def test_scenario_file_follows_schema(path, calibrated_host):
     doc = json.loads(path.read_text())
     errors = sorted(VALIDATOR.iter_errors(doc), key=lambda e: list(e.path))
     assert not errors, "; ".join(f"{'/'.join(map(str, e.path))}: {e.message}" for e in errors)
