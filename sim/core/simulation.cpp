@@ -3,6 +3,7 @@
 #include <xbt/log.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdint>
 #include <simgrid/Exception.hpp>
 #include <simgrid/s4u.hpp>
@@ -188,7 +189,12 @@ Simulation::Simulation() : impl_(std::make_unique<Impl>()) {
   int argc = 1;
   char prog[] = "semsim";
   char* argv[] = {prog, nullptr};
+  // SimGrid's engine installs a SIGINT handler of its own (it ends the process
+  // with status 1): keep the caller's, so that Ctrl-C means what the caller says.
+  struct sigaction caller_sigint {};
+  sigaction(SIGINT, nullptr, &caller_sigint);
   impl_->engine = std::make_unique<sg4::Engine>(&argc, argv);
+  sigaction(SIGINT, &caller_sigint, nullptr);
   sg4::Engine::set_config("contexts/stack-size:256");
   connect_deadlock_signal_once();
   auto* zone = sg4::create_full_zone("machine");
