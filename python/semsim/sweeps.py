@@ -150,7 +150,12 @@ def plan(
     if sems_axis is None:
         sems_axis = [None]
     extra: list[tuple[str, list[Any]]] = []
+    if grid is not None and not isinstance(grid, Mapping):
+        raise InputError(f"sweep: grid: expected a mapping of field path to values "
+                         f"(e.g. {{'workload.pattern': ['stride', 'own']}}), got {type(grid).__name__}")
     for path, values in (grid or {}).items():
+        if not isinstance(path, str):
+            raise InputError(f"sweep: grid: field paths are strings, got {path!r}")
         axis = _axis(values, path, mapping_is_value=True)
         if axis is None:
             continue

@@ -224,3 +224,9 @@ def test_cli_sweep_missing_file(run_cli, tmp_path):
     proc = run_cli("sweep", tmp_path / "nope.json")
     assert proc.returncode == 2
     assert "nope.json" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("grid", [5, "workload.pattern", [("workload.pattern", ["own"])], {3: [1]}])
+def test_a_grid_that_is_not_a_mapping_of_paths_is_an_input_error(grid):
+    with pytest.raises(semsim.InputError, match="grid"):
+        semsim.sweep(semsim.default_scenario(), grid=grid, progress=False)
