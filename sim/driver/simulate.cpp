@@ -1,6 +1,7 @@
 #include "driver/simulate.hpp"
 
 #include <algorithm>
+#include <filesystem>
 
 #include "config/kernel_config.hpp"
 #include "config/machine_config.hpp"
@@ -43,11 +44,15 @@ Json simulate(const Scenario& scenario) {
   Json doc;
   doc["side"] = "simulated";
   doc["scenario"] = scenario.raw;
-  doc["provenance"] = {{"semsim_version", SEMSIM_VERSION},
-                       {"machine", machine.name},
-                       {"machine_model_hash", machine.hash},
-                       {"kernel", policy.id},
-                       {"kernel_releases", policy.kernels}};
+  doc["provenance"] = {
+      {"semsim_version", SEMSIM_VERSION},
+      {"machine", machine.name},
+      {"machine_model_hash", machine.hash},
+      // The file's name (not its directory, which depends on where
+      // semsim is installed); the hash identifies its content.
+      {"machine_model_file", std::filesystem::path(machine.file).filename().string()},
+      {"kernel", policy.id},
+      {"kernel_releases", policy.kernels}};
   doc["points"] = points;
   return doc;
 }

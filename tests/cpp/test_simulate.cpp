@@ -58,6 +58,7 @@ TEST(Simulate, ResultCarriesThePointFieldsAndProvenance) {
   }
   EXPECT_EQ(r["points"][0]["threads"], 1);
   EXPECT_TRUE(r["provenance"]["machine_model_hash"].get<std::string>().rfind("fnv1a64:", 0) == 0);
+  EXPECT_EQ(r["provenance"]["machine_model_file"], "i3-ivybridge.json");
   EXPECT_EQ(r["scenario"]["seed"], 7);
 }
 
