@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <deque>
+#include <optional>
 
 #include "core/simulation.hpp"
 #include "ipc/sem_kernel.hpp"
 #include "machine/scheduler.hpp"
+#include "report/run_length.hpp"
 #include "report/window_stats.hpp"
 #include "workloads/workload.hpp"
 #include "workloads/workload_defs.hpp"
@@ -65,6 +67,7 @@ Json run_point(const Scenario& scenario, const config::MachineParams& machine,
   for (std::size_t s = 0; s < init.size(); ++s) arrays[0]->array().semval[s] = init[s];
 
   report::WindowStats stats(topo, arrays[0]->array(), tasks, &ctx.rounds);
+  std::optional<report::RunLength> run_length;  // windowed workloads only
   // A windowed run ends at warm-up + duration. A run-to-completion workload
   // ignores both, except custom, whose scripts may block for ever: there
   // they bound the run. sem-lockunlock is bounded only by a safety cap.
@@ -99,17 +102,38 @@ Json run_point(const Scenario& scenario, const config::MachineParams& machine,
       sim.stop_all();
     });
   } else {
+    // The timekeeper looks at the counter of the point's figure on a fixed
+    // grid and begins and ends the window where RunLength says (adaptive run
+    // length; precision 0: at warmup_ms and at the ceiling).
     const Tick warmup_end = ns_to_ticks(scenario.warmup_ms * 1e6);
+    run_length.emplace(warmup_end, cap, scenario.precision);
+    const bool by_rounds = !workloads::own_figure(w).empty();
+    auto counted = [&] {
+      std::uint64_t n = 0;
+      if (by_rounds)
+        for (auto r : ctx.rounds) n += r;
+      else
+        for (const auto& t : tasks) n += t.semops;
+      return static_cast<std::int64_t>(n);
+    };
     sim.spawn("timekeeper", [&](core::Actor& self) {
-      self.sleep_until(warmup_end);
-      stats.begin(self.now());
-      self.sleep_until(cap);
+      while (true) {
+        self.sleep_until(run_length->next_date());
+        const auto step = run_length->observe(self.now(), counted());
+        if (step == report::RunLength::Step::Begin) stats.begin(self.now());
+        if (step == report::RunLength::Step::Stop) break;
+      }
       stats.end(self.now());
       sim.stop_all();
     });
   }
   sim.run();
   Json point = stats.to_json();
+  if (run_length)
+    point["run_length"] =
+        run_length->to_json(workloads::own_figure(w).empty() ? "semops" : "rounds");
+  else  // sem-lockunlock and finite custom scripts run to completion: no window to size
+    point["run_length"] = {{"applicable", false}, {"precision", scenario.precision}};
   const auto figure = workloads::own_figure(w);
   if (!figure.empty()) {
     const double window = point["window_s"].get<double>();
