@@ -71,10 +71,17 @@ BatchCi batch_ci(const std::vector<double>& m) {
     if (i > 0) succ += (m[i] - m[i - 1]) * (m[i] - m[i - 1]);
   }
   out.mean = mean;
+  // All equal (the rounding of their sum aside): no spread, nothing to correlate.
+  const auto [lo, hi] = std::minmax_element(m.begin(), m.end());
+  if (*lo == *hi) {
+    out.mean = *lo;
+    out.independent = true;
+    return out;
+  }
   out.half_width = student_t975(out.batches - 1) * std::sqrt(ss / (k - 1)) / std::sqrt(k);
   // von Neumann: C = 1 - sum of squared successive differences / (2 * sum of squares),
   // about N(0, (k-2)/(k^2-1)) for independent means; positive C means positive
-  // correlation (batches too short). No spread at all: nothing to correlate.
+  // correlation (batches too short).
   if (ss <= 0) {
     out.independent = true;
   } else {

@@ -247,7 +247,7 @@ TEST(RunLength, PrecisionZeroKeepsTheFixedWindow) {
   auto doc = scenario();
   doc["duration_ms"] = 1;
   doc["precision"] = 0;
-  const auto& p = run(doc)["points"][0];
+  const Json p = run(doc)["points"][0];
   EXPECT_NEAR(p["window_s"].get<double>(), 1e-3, 1e-12);
   EXPECT_DOUBLE_EQ(p["run_length"]["warmup_ms"].get<double>(), 0.5);
   EXPECT_FALSE(p["run_length"]["reached"].get<bool>());
@@ -258,12 +258,12 @@ TEST(RunLength, RunToCompletionWorkloadsSayNotApplicable) {
   auto doc = scenario();
   doc["workload"] = {{"type", "sem-lockunlock"}, {"loops", 200}};
   doc["threads"] = 2;
-  const auto& p = run(doc)["points"][0];
+  const Json p = run(doc)["points"][0];
   EXPECT_FALSE(p["run_length"]["applicable"].get<bool>());
 }
 
 TEST(RunLength, BadPrecisionNamesTheFieldAndTheRange) {
-  for (const Json bad : {Json(-0.1), Json(1.0), Json(2), Json("1%"), Json(true), Json(nullptr)}) {
+  for (const Json& bad : {Json(-0.1), Json(1.0), Json(2), Json("1%"), Json(true), Json(nullptr)}) {
     auto doc = scenario();
     doc["precision"] = bad;
     try {
