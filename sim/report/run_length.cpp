@@ -45,15 +45,18 @@ Mser mser5(const std::vector<double>& x) {
     const double n = static_cast<double>(b - d);
     stat[d] = std::max(0.0, s2 - s1 * s1 / n) / (n * n);
   }
-  // The last batch alone has no spread: the search stops at two batches left.
-  for (std::size_t d = 0; d + 2 <= b; ++d)
+  // The search covers the first half: a short tail's small spread (a last level
+  // of a piecewise-steady series, or chance) would otherwise win. A minimum on
+  // the bound means the transient may go on: not accepted.
+  const std::size_t bound = b / 2;
+  for (std::size_t d = 0; d <= bound; ++d)
     if (first || stat[d] < best) {
       best = stat[d];
       best_d = d;
       first = false;
     }
   out.truncation = best_d * kBatch;
-  out.accepted = best_d <= b / 2;
+  out.accepted = best_d < bound;
   return out;
 }
 
@@ -119,12 +122,13 @@ Tick observation_interval(Tick warmup_end, Tick ceiling) {
 double ms(Tick t) { return static_cast<double>(t) / kTicksPerMs; }
 }  // namespace
 
-RunLength::RunLength(Tick warmup_end, Tick ceiling, double precision)
+RunLength::RunLength(Tick warmup_end, Tick ceiling, double precision, Tick min_batch)
     : warmup_end_(warmup_end),
       ceiling_(ceiling),
       interval_(observation_interval(warmup_end, ceiling)),
       next_(warmup_end % interval_),  // the grid runs through warmup_end
-      precision_(precision) {}
+      precision_(precision),
+      batches_(kMinBatches, std::max<Tick>(1, (min_batch + interval_ - 1) / interval_)) {}
 
 void RunLength::begin(Tick now, std::int64_t count, bool detected) {
   phase_ = Phase::Window;

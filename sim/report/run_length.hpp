@@ -6,7 +6,8 @@
 //                 heuristic for bias reduction in simulation output", Simulation
 //                 69(6); White, Cobb & Spratt, WSC 2000): batch the series by 5,
 //                 pick the truncation d minimising the tail's variance over
-//                 (n-d)^2; trusted only when d lies in the first half of the data.
+//                 (n-d)^2, searched over the first half of the data; a minimum at
+//                 that bound means the transient may go on (not accepted).
 //   batch_ci()    batch means, Student-t 95 % half-width, and the von Neumann
 //                 test of the batch means' independence (one-sided, alpha 0.1; the
 //                 test of Fishman's LBATCH, "Grouping observations in digital
@@ -23,10 +24,13 @@
 //      every lock and line statistic of that date, which WindowStats resets at
 //      begin). If it never accepts, the window begins at half the budget
 //      anyway and precision is not declared reached.
-//   3. Window: batch means with 20 to 40 batches (batches double in length when
-//      there are 40). At each completed batch with >= 20 batches, stop when the
-//      relative half-width <= precision and the batch means pass the
-//      independence test; else go on to warmup_ms + duration_ms (the ceiling).
+//   3. Window: batch means with 20 to 40 batches, each at least the model's
+//      slowest period long (the driver's min_batch: a scheduler rotation when
+//      tasks outnumber CPUs, the mean gap between OS-noise interruptions of a
+//      CPU; a window shorter than that misses them, and its interval is too
+//      narrow: measured, see the README), doubling in length at 40 batches. At each completed batch
+//      with >= 20 batches, stop when the relative half-width <= precision and the batch means pass
+//      the independence test; else go on to warmup_ms + duration_ms (the ceiling).
 //   precision 0 switches this off: the window is [warmup_ms, ceiling] as
 //   always, and the interval is still reported.
 //
@@ -69,7 +73,8 @@ BatchCi batch_ci(const std::vector<double>& batch_means);
 // complete batches once there are min_batches.
 class DoublingBatches {
  public:
-  explicit DoublingBatches(int min_batches) : min_(min_batches) {}
+  explicit DoublingBatches(int min_batches, std::int64_t first_size = 1)
+      : min_(min_batches), m_(first_size) {}
   // Adds one observation; true when it completed a batch.
   bool add(std::int64_t count);
   const std::vector<std::int64_t>& sums() const { return sums_; }
@@ -77,7 +82,7 @@ class DoublingBatches {
 
  private:
   int min_;
-  std::int64_t m_ = 1, partial_ = 0, partial_n_ = 0;
+  std::int64_t m_, partial_ = 0, partial_n_ = 0;
   std::vector<std::int64_t> sums_;
 };
 
@@ -86,8 +91,9 @@ class RunLength {
   static constexpr int kMinBatches = 20;
   static constexpr std::size_t kMinMserObservations = 50;  // 10 MSER batches
   // warmup_end: warmup_ms (the minimum warm-up); ceiling: warmup_ms +
-  // duration_ms; precision 0: off.
-  RunLength(Tick warmup_end, Tick ceiling, double precision);
+  // duration_ms; precision 0: off. min_batch: the shortest batch, the model's
+  // slowest period (batches shorter than it cannot see its variation).
+  RunLength(Tick warmup_end, Tick ceiling, double precision, Tick min_batch = 0);
 
   enum class Step { Continue, Begin, Stop };
   // The date the timekeeper must call observe() next.
@@ -112,7 +118,7 @@ class RunLength {
   Mser mser_;
   bool detected_ = false, reached_ = false;
   Tick begin_ = 0, stop_ = 0, prev_ = 0, mser_date_ = 0;
-  DoublingBatches batches_{kMinBatches};
+  DoublingBatches batches_;
   BatchCi ci_;
   double rate_ = 0, half_width_ = 0;
 };

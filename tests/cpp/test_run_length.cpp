@@ -150,6 +150,16 @@ TEST(RunLength, ConstantRateStopsAtTheFirstChanceWithZeroWidth) {
   EXPECT_DOUBLE_EQ(d.json["ci95_per_s"][0].get<double>(), 1e9);
 }
 
+// The model's slowest period bounds the batches from below: 20 of them at least.
+TEST(RunLength, BatchesSpanTheSlowestPeriod) {
+  const Tick w = 1 * kTicksPerMs, ceiling = 100 * kTicksPerMs;
+  RunLength rl(w, ceiling, 0.01, kTicksPerMs);
+  const auto d = drive(rl, [](Tick a, Tick b) { return (b - a) / kTicksPerNs; });
+  EXPECT_EQ(d.stop, w + 20 * kTicksPerMs);
+  EXPECT_DOUBLE_EQ(d.json["batch_ms"].get<double>(), 1.0);
+  EXPECT_TRUE(d.json["reached"].get<bool>());
+}
+
 TEST(RunLength, TooFewBatchesIsNotReached) {
   const Tick w = 100 * kTicksPerUs, ceiling = w + 15 * kTicksPerUs;  // 15 observations of 1 us
   RunLength rl(w, ceiling, 0.01);
