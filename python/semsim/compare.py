@@ -101,7 +101,9 @@ def match_points(simulated: Result, measured: Result) -> list[dict[str, Any]]:
     ``error_pct`` is (predicted - measured) / measured in percent, against the
     median of the measured runs; ``exceeds_spread`` is true when the prediction
     lies outside the measured runs' [min, max]. ``predicted_min_ops_per_s`` and
-    ``predicted_max_ops_per_s`` are the simulated spread over the seeds.
+    ``predicted_max_ops_per_s`` are the simulated spread over the seeds;
+    ``predicted_ci95`` is the reported run's 95 % interval of ``ops_per_s``
+    (:func:`semsim.api.ops_interval`), None where there is none.
     ``foreign_cpu_share`` is what other processes used of the host's CPUs during
     the measured window (None where the runner could not tell) and ``host_busy``
     is true when it exceeds :data:`HOST_BUSY_SHARE`: such a point measured the

@@ -8,6 +8,7 @@
 #include <random>
 #include <vector>
 
+#include "config/machine_config.hpp"
 #include "config/scenario.hpp"
 #include "core/errors.hpp"
 #include "driver/simulate.hpp"
@@ -262,6 +263,22 @@ TEST(RunLength, PrecisionZeroKeepsTheFixedWindow) {
   EXPECT_DOUBLE_EQ(p["run_length"]["warmup_ms"].get<double>(), 0.5);
   EXPECT_FALSE(p["run_length"]["reached"].get<bool>());
   expect_inside(p);
+}
+
+// Tasks outnumbering CPUs: a batch spans a whole scheduler rotation, so a short
+// ceiling cannot claim the precision from a window between two context switches.
+TEST(RunLength, OversubscribedBatchesSpanASchedulerRotation) {
+  auto doc = scenario();
+  const auto machine = config::load_machine("i3-ivybridge");
+  ASSERT_GT(machine.time_slice, 0);
+  doc["threads"] = 2 * machine.cpus;
+  doc["duration_ms"] = 1;
+  const Json p = run(doc)["points"][0];
+  const auto& rl = p["run_length"];
+  EXPECT_GE(rl["batch_ms"].get<double>(),
+            2.0 * static_cast<double>(machine.time_slice) / kTicksPerMs);
+  EXPECT_FALSE(rl["reached"].get<bool>());
+  EXPECT_DOUBLE_EQ(rl["simulated_ms"].get<double>(), 1.5);
 }
 
 TEST(RunLength, RunToCompletionWorkloadsSayNotApplicable) {
