@@ -190,7 +190,21 @@ def kernel_label(kernel: Any) -> str:
     return json.dumps(kernel, separators=(",", ":"), sort_keys=True)
 
 
-_LEADING_COLUMNS = ("threads", "kernel", "machine", "ops_per_s", "ops_per_s_min", "ops_per_s_max")
+_LEADING_COLUMNS = ("threads", "kernel", "machine", "ops_per_s", "ops_per_s_ci95_lo", "ops_per_s_ci95_hi",
+                    "ops_per_s_min", "ops_per_s_max")
+
+
+def ops_interval(point: Mapping[str, Any]) -> tuple[float, float] | None:
+    """A simulated point's 95 % confidence interval of ``ops_per_s`` (its ``run_length``), or None.
+
+    None for measured points, run-to-completion workloads, and workloads whose run
+    length follows their own figure (``run_length.counter`` is then ``rounds``).
+    """
+    rl = point.get("run_length")
+    if not isinstance(rl, Mapping) or rl.get("counter") != "semops" or not rl.get("ci95_per_s"):
+        return None
+    lo, hi = rl["ci95_per_s"]
+    return float(lo), float(hi)
 
 
 class Result:
@@ -250,6 +264,9 @@ class Result:
         for point in self.points:
             point_scenario = point.get("scenario")
             row = flatten({k: v for k, v in point.items() if k != "scenario"})
+            interval = ops_interval(point)
+            if interval is not None:
+                row["ops_per_s_ci95_lo"], row["ops_per_s_ci95_hi"] = interval
             scenario = point_scenario if isinstance(point_scenario, Mapping) else self.scenario
             for key, value in flatten(scenario).items():
                 if key == "threads" or key.startswith("threads."):

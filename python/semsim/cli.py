@@ -218,13 +218,28 @@ def _points_table(result: api.Result, out: TextIO) -> None:
     measured = result.side == "measured"
     if measured:
         rows[0].append("min..max")
+    else:
+        rows[0] += ["ci95", "simulated"]
     for p in result.points:
         row = [str(p.get("threads")), _fmt_kernel(p.get("kernel")), str(p.get("machine")),
                f"{p.get('ops_per_s', 0):,.0f}"]
         if measured:
             row.append(f"{p.get('ops_per_s_min', 0):,.0f}..{p.get('ops_per_s_max', 0):,.0f}")
+        else:
+            row += _run_length_cells(p.get("run_length"))
         rows.append(row)
-    _table(rows, out, numeric=(0, 3, 4))
+    _table(rows, out, numeric=(0, 3, 4, 5))
+
+
+def _run_length_cells(rl: Any) -> list[str]:
+    """A simulated point's interval (relative half-width) and the simulated time it used."""
+    if not isinstance(rl, dict) or not rl.get("applicable"):
+        return ["-", "to completion"]
+    width = "-" if rl.get("half_width_rel") is None else f"+-{100 * rl['half_width_rel']:.2f}%"
+    if rl.get("counter") == "rounds":
+        width += " (rounds)"
+    state = "" if not rl.get("precision") else (" reached" if rl.get("reached") else " ceiling")
+    return [width, f"{rl.get('simulated_ms', 0):.2f} ms{state}"]
 
 
 def _write_result(result: api.Result, output: str | None) -> None:

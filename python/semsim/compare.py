@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .api import Result, ScenarioLike, kernel_label, load_scenario, measure, simulate
+from .api import Result, ScenarioLike, kernel_label, load_scenario, measure, ops_interval, simulate
 
 _kernel_label = kernel_label
 
@@ -101,7 +101,9 @@ def match_points(simulated: Result, measured: Result) -> list[dict[str, Any]]:
     ``error_pct`` is (predicted - measured) / measured in percent, against the
     median of the measured runs; ``exceeds_spread`` is true when the prediction
     lies outside the measured runs' [min, max]. ``predicted_min_ops_per_s`` and
-    ``predicted_max_ops_per_s`` are the simulated spread over the seeds.
+    ``predicted_max_ops_per_s`` are the simulated spread over the seeds;
+    ``predicted_ci95`` is the reported run's 95 % interval of ``ops_per_s``
+    (:func:`semsim.api.ops_interval`), None where there is none.
     ``foreign_cpu_share`` is what other processes used of the host's CPUs during
     the measured window (None where the runner could not tell) and ``host_busy``
     is true when it exceeds :data:`HOST_BUSY_SHARE`: such a point measured the
@@ -135,6 +137,7 @@ def match_points(simulated: Result, measured: Result) -> list[dict[str, Any]]:
                 "predicted_ops_per_s": predicted,
                 "predicted_min_ops_per_s": pred_lo,
                 "predicted_max_ops_per_s": pred_hi,
+                "predicted_ci95": ops_interval(sp),
                 "measured_ops_per_s": meas,
                 "measured_min_ops_per_s": lo,
                 "measured_max_ops_per_s": hi,
@@ -217,7 +220,11 @@ class Comparison:
                 exceeds += ", unstable"
             foreign = r.get("foreign_cpu_share")
             busy = "-" if foreign is None else f"{foreign:.2f}" + (" busy" if r.get("host_busy") else "")
-            lines.append([f"{r['threads']} threads", _fmt_ops(r["predicted_ops_per_s"]), measured, error, exceeds, busy])
+            predicted = _fmt_ops(r["predicted_ops_per_s"])
+            ci = r.get("predicted_ci95")
+            if ci and r["predicted_ops_per_s"]:  # the simulated run's 95 % interval, as +-%
+                predicted += f" +-{50 * (ci[1] - ci[0]) / r['predicted_ops_per_s']:.1f}%"
+            lines.append([f"{r['threads']} threads", predicted, measured, error, exceeds, busy])
         widths = [max(len(row[i]) for row in [header, *lines]) for i in range(len(header))]
 
         def fmt(row: list[str]) -> str:

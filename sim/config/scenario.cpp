@@ -29,7 +29,7 @@ constexpr int kMaxSemaphores = 32000;  // SEMMSL default
 
 const std::vector<std::string> kScenarioFields = {"name",    "machine",     "kernel",    "workload",
                                                   "threads", "duration_ms", "warmup_ms", "seed",
-                                                  "repeats", "description"};
+                                                  "repeats", "description", "precision"};
 
 struct WorkloadInfo {
   std::string type;
@@ -471,6 +471,15 @@ Scenario parse_scenario(const Json& doc) {
   if (doc.contains("repeats"))
     s.repeats = static_cast<int>(as_int(doc["repeats"], "repeats", 1, 1000));
   if (doc.contains("description")) as_string(doc["description"], "description");
+  if (doc.contains("precision")) {
+    const Json& p = doc["precision"];
+    if (!p.is_number() || p.is_boolean() || !(p.get<double>() >= 0 && p.get<double>() < 1))
+      fail("precision",
+           fmt::format("must be a relative half-width > 0 and < 1 (e.g. 0.01 for 1 %), or 0 to "
+                       "run the full duration; got {}",
+                       p.dump()));
+    s.precision = p.get<double>();
+  }
   if (s.duration_ms + s.warmup_ms > 3.6e6)
     fail("duration_ms", "warmup_ms + duration_ms must be at most one hour");
   s.raw = doc;

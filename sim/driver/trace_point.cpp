@@ -24,7 +24,11 @@ Json trace_point(const Scenario& scenario, double from_ms, double to_ms, std::ui
   const auto policy = config::parse_kernel(scenario.kernel);
   const int threads = scenario.threads.front();
   report::TraceRecorder recorder(ns_to_ticks(from_ms * 1e6), ns_to_ticks(to_ms * 1e6), limit);
-  Json point = run_point(scenario, machine, policy, threads, scenario.seed, &recorder);
+  // A trace is of the window it names: the point runs its full duration (no
+  // adaptive stop), so the trace and the point's counts cover the same run.
+  Scenario fixed = scenario;
+  fixed.precision = 0;
+  Json point = run_point(fixed, machine, policy, threads, scenario.seed, &recorder);
   point["threads"] = threads;
   point["kernel"] = policy.id;
   point["machine"] = machine.name;

@@ -6,7 +6,7 @@ import pytest
 import semsim
 from conftest import DEFAULT_SCENARIO
 
-TINY = dict(duration_ms=1, warmup_ms=0.2, repeats=1)
+TINY = dict(precision=0, duration_ms=1, warmup_ms=0.2, repeats=1)
 
 
 def rows(point):

@@ -1,0 +1,126 @@
+// Adaptive run length: how long to simulate a point so that its throughput's
+// 95 % confidence interval is as narrow as the scenario asks (`precision`).
+//
+// The statistics (pure functions, tested against analytic cases):
+//   mser5()       warm-up truncation: MSER-5 (White 1997, "An effective truncation
+//                 heuristic for bias reduction in simulation output", Simulation
+//                 69(6); White, Cobb & Spratt, WSC 2000): batch the series by 5,
+//                 pick the truncation d minimising the tail's variance over
+//                 (n-d)^2, searched over the first half of the data; a minimum at
+//                 that bound means the transient may go on (not accepted).
+//   batch_ci()    batch means, Student-t 95 % half-width, and the von Neumann
+//                 test of the batch means' independence (one-sided, alpha 0.1; the
+//                 test of Fishman's LBATCH, "Grouping observations in digital
+//                 simulation", Management Science 24(5), 1978).
+//
+// The procedure (RunLength, driven by the driver's timekeeper, see run_point.cpp):
+//   1. Observe the counter of the point's figure (semops, or the workload's own
+//      rounds) every `interval` of simulated time, on a grid through warmup_ms.
+//   2. Warm-up: from warmup_ms (the minimum warm-up) on, every 5 observations,
+//      run MSER-5 over all observations so far; the first time it accepts, the
+//      window begins there (at that date: the stretch between the MSER
+//      truncation point and it is steady state by the same test, so dropping it
+//      costs simulated time, not bias; beginning at the earlier point would need
+//      every lock and line statistic of that date, which WindowStats resets at
+//      begin). If it never accepts, the window begins at half the budget
+//      anyway and precision is not declared reached.
+//   3. Window: batch means with 20 to 40 batches, each at least the model's
+//      slowest period long (the driver's min_batch: a scheduler rotation when
+//      tasks outnumber CPUs, the mean gap between OS-noise interruptions of a
+//      CPU; a window shorter than that misses them, and its interval is too
+//      narrow: measured, see the README), doubling in length at 40 batches. At each completed batch
+//      with >= 20 batches, stop when the relative half-width <= precision and the batch means pass
+//      the independence test; else go on to warmup_ms + duration_ms (the ceiling).
+//   precision 0 switches this off: the window is [warmup_ms, ceiling] as
+//   always, and the interval is still reported.
+//
+// Everything is integer simulated time and integer counts: the same scenario
+// and seed give the same stop date and the same bytes.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "config/scenario.hpp"
+#include "core/time.hpp"
+
+namespace semsim::report {
+
+// Student-t 0.975 quantile with df degrees of freedom (table to 30, then the
+// Cornish-Fisher expansion, error < 1e-4).
+double student_t975(int df);
+
+struct Mser {
+  std::size_t truncation = 0;  // observations to drop (a multiple of 5)
+  bool accepted = false;       // truncation within the first half of the batches
+};
+// MSER-5 over a series of equally spaced observations (the trailing partial
+// batch of 5 is ignored). Fewer than two batches: nothing accepted.
+Mser mser5(const std::vector<double>& x);
+
+struct BatchCi {
+  int batches = 0;
+  double mean = 0;           // mean of the batch means
+  double half_width = 0;     // t(0.975, k-1) * s / sqrt(k)
+  bool independent = false;  // the von Neumann test does not reject independence
+};
+// Batch means of equal batches: the interval for their mean. Fewer than two
+// batches: batches < 2 and nothing else set.
+BatchCi batch_ci(const std::vector<double>& batch_means);
+
+// Consecutive observations in batches of m, m doubling (pairs merged) when
+// there are 2 * min_batches batches: always min_batches..2*min_batches-1
+// complete batches once there are min_batches.
+class DoublingBatches {
+ public:
+  explicit DoublingBatches(int min_batches, std::int64_t first_size = 1)
+      : min_(min_batches), m_(first_size) {}
+  // Adds one observation; true when it completed a batch.
+  bool add(std::int64_t count);
+  const std::vector<std::int64_t>& sums() const { return sums_; }
+  std::int64_t per_batch() const { return m_; }  // observations per batch
+
+ private:
+  int min_;
+  std::int64_t m_, partial_ = 0, partial_n_ = 0;
+  std::vector<std::int64_t> sums_;
+};
+
+class RunLength {
+ public:
+  static constexpr int kMinBatches = 20;
+  static constexpr std::size_t kMinMserObservations = 50;  // 10 MSER batches
+  // warmup_end: warmup_ms (the minimum warm-up); ceiling: warmup_ms +
+  // duration_ms; precision 0: off. min_batch: the shortest batch, the model's
+  // slowest period (batches shorter than it cannot see its variation).
+  RunLength(Tick warmup_end, Tick ceiling, double precision, Tick min_batch = 0);
+
+  enum class Step { Continue, Begin, Stop };
+  // The date the timekeeper must call observe() next.
+  Tick next_date() const { return next_; }
+  // The counter's cumulative value at next_date(): whether the window begins
+  // or ends now. The caller begins or ends its WindowStats accordingly.
+  Step observe(Tick now, std::int64_t count);
+  // The "run_length" object of the point: precision, reached, interval of the
+  // counter's rate, detected warm-up, simulated time used. `counter` names
+  // what was counted ("semops" or "rounds").
+  Json to_json(const char* counter) const;
+  Tick interval() const { return interval_; }
+
+ private:
+  void begin(Tick now, std::int64_t count, bool detected);
+  bool evaluate(Tick now, std::int64_t count);  // updates the interval; reached?
+  Tick warmup_end_, ceiling_, interval_, next_;
+  double precision_;
+  enum class Phase { Start, Warmup, Window, Done } phase_ = Phase::Start;
+  std::int64_t last_ = 0, begin_count_ = 0;
+  std::vector<double> warmup_obs_;
+  Mser mser_;
+  bool detected_ = false, reached_ = false;
+  Tick begin_ = 0, stop_ = 0, prev_ = 0, mser_date_ = 0;
+  DoublingBatches batches_;
+  BatchCi ci_;
+  double rate_ = 0, half_width_ = 0;
+};
+
+}  // namespace semsim::report

@@ -1,0 +1,308 @@
+// Adaptive run length (report/run_length.hpp): the statistics against analytic
+// cases, the controller's decisions, and end-to-end runs that stop early, run
+// to the ceiling when the precision is out of reach, and repeat byte for byte.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "config/machine_config.hpp"
+#include "config/scenario.hpp"
+#include "core/errors.hpp"
+#include "driver/simulate.hpp"
+#include "report/run_length.hpp"
+
+namespace semsim {
+namespace {
+
+using report::RunLength;
+
+// Box-Muller on mt19937_64: the same numbers on every standard library.
+struct Normal {
+  std::mt19937_64 gen;
+  explicit Normal(std::uint64_t seed) : gen(seed) {}
+  double operator()() {
+    const double u1 = (static_cast<double>(gen() >> 11) + 1.0) / 9007199254740993.0;
+    const double u2 = static_cast<double>(gen() >> 11) / 9007199254740992.0;
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+  }
+};
+
+TEST(RunLength, StudentQuantilesMatchTheTables) {
+  EXPECT_NEAR(report::student_t975(1), 12.7062, 1e-4);
+  EXPECT_NEAR(report::student_t975(19), 2.0930, 1e-4);
+  EXPECT_NEAR(report::student_t975(30), 2.0423, 1e-4);
+  EXPECT_NEAR(report::student_t975(31), 2.0395, 2e-4);  // the expansion takes over
+  EXPECT_NEAR(report::student_t975(40), 2.0211, 2e-4);
+  EXPECT_NEAR(report::student_t975(120), 1.9799, 2e-4);
+  for (int df = 1; df < 200; ++df)
+    EXPECT_GT(report::student_t975(df), report::student_t975(df + 1)) << df;
+}
+
+// i.i.d. normal batch means: the 95 % interval covers the true mean in about
+// 95 % of samples, and the independence test passes in about 90 % (alpha 0.1).
+TEST(RunLength, IidNormalIntervalCoversTheMeanAbout95PercentOfSeeds) {
+  constexpr int kSeeds = 1000;
+  int covered = 0, independent = 0;
+  for (int seed = 0; seed < kSeeds; ++seed) {
+    Normal normal(static_cast<std::uint64_t>(seed));
+    std::vector<double> means;
+    for (int b = 0; b < 20; ++b) means.push_back(10.0 + normal());
+    const auto ci = report::batch_ci(means);
+    ASSERT_EQ(ci.batches, 20);
+    if (std::abs(ci.mean - 10.0) <= ci.half_width) ++covered;
+    if (ci.independent) ++independent;
+  }
+  // Binomial(1000, 0.95): sd 0.7 %; +-3 sd.
+  EXPECT_GT(covered, 929);
+  EXPECT_LT(covered, 971);
+  EXPECT_GT(independent, 860);
+  EXPECT_LT(independent, 940);
+}
+
+TEST(RunLength, CorrelatedBatchMeansFailTheIndependenceTest) {
+  Normal normal(7);
+  std::vector<double> ar;  // AR(1), phi 0.9: neighbours nearly equal
+  double x = 0;
+  for (int i = 0; i < 30; ++i) ar.push_back(x = 0.9 * x + normal());
+  EXPECT_FALSE(report::batch_ci(ar).independent);
+}
+
+TEST(RunLength, MserTruncatesARampBeforeAPlateau) {
+  Normal normal(3);
+  std::vector<double> x;
+  for (int i = 0; i < 200; ++i) x.push_back(100.0 * i / 200.0);
+  for (int i = 0; i < 800; ++i) x.push_back(100.0 + normal());
+  const auto m = report::mser5(x);
+  EXPECT_TRUE(m.accepted);
+  EXPECT_GE(m.truncation, 180u);
+  EXPECT_LE(m.truncation, 220u);
+  EXPECT_EQ(m.truncation % 5, 0u);
+}
+
+TEST(RunLength, MserKeepsAStationarySeriesAndRejectsAnEndlessRamp) {
+  Normal normal(5);
+  std::vector<double> flat;
+  for (int i = 0; i < 1000; ++i) flat.push_back(50.0 + normal());
+  const auto m = report::mser5(flat);
+  EXPECT_TRUE(m.accepted);
+  EXPECT_LT(m.truncation, 500u);
+  std::vector<double> ramp;  // still rising at the end: no steady state yet
+  for (int i = 0; i < 1000; ++i) ramp.push_back(i + 0.1 * normal());
+  EXPECT_FALSE(report::mser5(ramp).accepted);
+  EXPECT_FALSE(report::mser5({1, 2, 3, 4, 5, 6}).accepted);  // one batch
+}
+
+TEST(RunLength, ConstantSeriesHasZeroWidth) {
+  const auto ci = report::batch_ci(std::vector<double>(25, 7.0));
+  EXPECT_EQ(ci.half_width, 0.0);
+  EXPECT_EQ(ci.mean, 7.0);
+  EXPECT_TRUE(ci.independent);
+}
+
+TEST(RunLength, BatchesDoubleAndKeepTheirSums) {
+  report::DoublingBatches b(20);
+  for (int i = 0; i < 40; ++i) EXPECT_TRUE(b.add(i));
+  ASSERT_EQ(b.sums().size(), 20u);
+  EXPECT_EQ(b.per_batch(), 2);
+  EXPECT_EQ(b.sums()[3], 6 + 7);
+  EXPECT_FALSE(b.add(1));  // half a batch of 2
+  EXPECT_TRUE(b.add(1));
+  EXPECT_EQ(b.sums().size(), 21u);
+}
+
+// Drives the controller to its stop; per_obs(from, to) is the count of an observation.
+struct Drive {
+  Tick begin = -1, stop = -1;
+  Json json;
+};
+template <class F>
+Drive drive(RunLength& rl, F per_obs) {
+  Drive d;
+  std::int64_t count = 0;
+  Tick last = 0;
+  for (int guard = 0; guard < 10'000'000; ++guard) {
+    const Tick now = rl.next_date();
+    count += per_obs(last, now);
+    last = now;
+    const auto step = rl.observe(now, count);
+    if (step == RunLength::Step::Begin) d.begin = now;
+    if (step == RunLength::Step::Stop) {
+      d.stop = now;
+      break;
+    }
+  }
+  d.json = rl.to_json("semops");
+  return d;
+}
+
+TEST(RunLength, ConstantRateStopsAtTheFirstChanceWithZeroWidth) {
+  const Tick w = 1 * kTicksPerMs, ceiling = 100 * kTicksPerMs;  // 100 observations by w
+  RunLength rl(w, ceiling, 0.01);
+  EXPECT_EQ(rl.interval(), 10 * kTicksPerUs);
+  const auto d = drive(rl, [](Tick a, Tick b) { return (b - a) / kTicksPerNs; });  // 1e9/s
+  EXPECT_EQ(d.begin, w);
+  EXPECT_EQ(d.stop, w + 20 * rl.interval());  // 20 batches of one observation
+  EXPECT_TRUE(d.json["reached"].get<bool>());
+  EXPECT_EQ(d.json["half_width_rel"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(d.json["rate_per_s"].get<double>(), 1e9);
+  EXPECT_DOUBLE_EQ(d.json["ci95_per_s"][0].get<double>(), 1e9);
+}
+
+// The model's slowest period bounds the batches from below: 20 of them at least.
+TEST(RunLength, BatchesSpanTheSlowestPeriod) {
+  const Tick w = 1 * kTicksPerMs, ceiling = 100 * kTicksPerMs;
+  RunLength rl(w, ceiling, 0.01, kTicksPerMs);
+  const auto d = drive(rl, [](Tick a, Tick b) { return (b - a) / kTicksPerNs; });
+  EXPECT_EQ(d.stop, w + 20 * kTicksPerMs);
+  EXPECT_DOUBLE_EQ(d.json["batch_ms"].get<double>(), 1.0);
+  EXPECT_TRUE(d.json["reached"].get<bool>());
+}
+
+TEST(RunLength, TooFewBatchesIsNotReached) {
+  const Tick w = 100 * kTicksPerUs, ceiling = w + 15 * kTicksPerUs;  // 15 observations of 1 us
+  RunLength rl(w, ceiling, 0.01);
+  EXPECT_EQ(rl.interval(), kTicksPerUs);
+  const auto d = drive(rl, [](Tick a, Tick b) { return (b - a) / kTicksPerNs; });
+  EXPECT_EQ(d.begin, w);
+  EXPECT_EQ(d.stop, ceiling);
+  EXPECT_FALSE(d.json["reached"].get<bool>());
+  EXPECT_EQ(d.json["batches"].get<int>(), 15);
+}
+
+TEST(RunLength, PrecisionOffRunsTheFullWindow) {
+  const Tick w = 2 * kTicksPerMs, ceiling = 22 * kTicksPerMs;
+  RunLength rl(w, ceiling, 0.0);
+  const auto d = drive(rl, [](Tick a, Tick b) { return (b - a) / kTicksPerNs; });
+  EXPECT_EQ(d.begin, w);
+  EXPECT_EQ(d.stop, ceiling);
+  EXPECT_FALSE(d.json["reached"].get<bool>());
+  EXPECT_EQ(d.json["half_width_rel"].get<double>(), 0.0);  // still reported
+  EXPECT_DOUBLE_EQ(d.json["simulated_ms"].get<double>(), 22.0);
+}
+
+// A throughput that ramps up for 3 ms: the window cannot begin at warmup_ms
+// (1 ms); it begins once MSER-5 puts the ramp in the first half of the data.
+TEST(RunLength, TheWindowBeginsAfterADetectedRamp) {
+  const Tick w = 1 * kTicksPerMs, ceiling = 200 * kTicksPerMs;
+  RunLength rl(w, ceiling, 0.01);
+  const Tick ramp = 3 * kTicksPerMs;
+  std::mt19937_64 gen(11);
+  const auto d = drive(rl, [&](Tick, Tick b) {
+    const double level = b < ramp ? static_cast<double>(b) / static_cast<double>(ramp) : 1.0;
+    return static_cast<std::int64_t>(1000.0 * level) + static_cast<std::int64_t>(gen() % 21) - 10;
+  });
+  EXPECT_GE(d.begin, ramp);
+  EXPECT_LT(d.begin, ceiling / 4);
+  EXPECT_TRUE(d.json["warmup_detected"].get<bool>());
+  EXPECT_GE(d.json["mser_truncation_ms"].get<double>(), 2.5);
+  EXPECT_TRUE(d.json["reached"].get<bool>());
+  EXPECT_LT(d.stop, ceiling);
+  const auto ci = d.json["ci95_per_s"];
+  EXPECT_LE(ci[0].get<double>(), 1000.0 / 10e-6);
+  EXPECT_GE(ci[1].get<double>(), 1000.0 / 10e-6);
+}
+
+// --- end to end ---------------------------------------------------------
+
+Json scenario() {
+  return Json::parse(R"({
+    "name": "rl", "machine": "i3-ivybridge", "kernel": "hysteresis",
+    "workload": {"type": "semop-multi", "semaphores": 4, "pattern": "stride"},
+    "threads": [4], "duration_ms": 100, "warmup_ms": 0.5, "seed": 3, "repeats": 1})");
+}
+Json run(const Json& doc) { return driver::simulate(parse_scenario(doc)); }
+
+void expect_inside(const Json& p) {
+  const auto& rl = p["run_length"];
+  const double ops = p["ops_per_s"].get<double>();
+  EXPECT_LE(rl["ci95_per_s"][0].get<double>(), ops);
+  EXPECT_GE(rl["ci95_per_s"][1].get<double>(), ops);
+  EXPECT_NEAR(rl["rate_per_s"].get<double>(), ops, 1e-9 * ops);
+  EXPECT_NEAR(rl["window_ms"].get<double>(), p["window_s"].get<double>() * 1e3, 1e-9);
+}
+
+TEST(RunLength, DefaultPrecisionStopsALongCeilingEarly) {
+  const auto doc = scenario();
+  const auto a = run(doc);
+  const auto& p = a["points"][0];
+  const auto& rl = p["run_length"];
+  EXPECT_TRUE(rl["reached"].get<bool>()) << rl.dump();
+  EXPECT_DOUBLE_EQ(rl["precision"].get<double>(), 0.01);
+  EXPECT_LT(rl["simulated_ms"].get<double>(), 100.5 / 4) << rl.dump();
+  EXPECT_LE(rl["half_width_rel"].get<double>(), 0.01);
+  EXPECT_GE(rl["batches"].get<int>(), 20);
+  EXPECT_DOUBLE_EQ(rl["ceiling_ms"].get<double>(), 100.5);
+  expect_inside(p);
+  EXPECT_EQ(run(doc).dump(), a.dump());  // same scenario and seed, same bytes
+}
+
+TEST(RunLength, UnreachablePrecisionRunsToTheCeiling) {
+  auto doc = scenario();
+  doc["duration_ms"] = 1;
+  doc["precision"] = 1e-7;
+  const auto a = run(doc);
+  const auto& p = a["points"][0];
+  const auto& rl = p["run_length"];
+  EXPECT_FALSE(rl["reached"].get<bool>());
+  EXPECT_DOUBLE_EQ(rl["simulated_ms"].get<double>(), 1.5);
+  EXPECT_NEAR(p["window_s"].get<double>(), 1e-3, 1e-12);
+  EXPECT_GT(rl["half_width_rel"].get<double>(), 1e-7);
+  expect_inside(p);
+  EXPECT_EQ(run(doc).dump(), a.dump());
+}
+
+TEST(RunLength, PrecisionZeroKeepsTheFixedWindow) {
+  auto doc = scenario();
+  doc["duration_ms"] = 1;
+  doc["precision"] = 0;
+  const Json p = run(doc)["points"][0];
+  EXPECT_NEAR(p["window_s"].get<double>(), 1e-3, 1e-12);
+  EXPECT_DOUBLE_EQ(p["run_length"]["warmup_ms"].get<double>(), 0.5);
+  EXPECT_FALSE(p["run_length"]["reached"].get<bool>());
+  expect_inside(p);
+}
+
+// Tasks outnumbering CPUs: a batch spans a whole scheduler rotation, so a short
+// ceiling cannot claim the precision from a window between two context switches.
+TEST(RunLength, OversubscribedBatchesSpanASchedulerRotation) {
+  auto doc = scenario();
+  const auto machine = config::load_machine("i3-ivybridge");
+  ASSERT_GT(machine.time_slice, 0);
+  doc["threads"] = 2 * machine.cpus;
+  doc["duration_ms"] = 1;
+  const Json p = run(doc)["points"][0];
+  const auto& rl = p["run_length"];
+  EXPECT_GE(rl["batch_ms"].get<double>(),
+            2.0 * static_cast<double>(machine.time_slice) / kTicksPerMs);
+  EXPECT_FALSE(rl["reached"].get<bool>());
+  EXPECT_DOUBLE_EQ(rl["simulated_ms"].get<double>(), 1.5);
+}
+
+TEST(RunLength, RunToCompletionWorkloadsSayNotApplicable) {
+  auto doc = scenario();
+  doc["workload"] = {{"type", "sem-lockunlock"}, {"loops", 200}};
+  doc["threads"] = 2;
+  const Json p = run(doc)["points"][0];
+  EXPECT_FALSE(p["run_length"]["applicable"].get<bool>());
+}
+
+TEST(RunLength, BadPrecisionNamesTheFieldAndTheRange) {
+  for (const Json& bad : {Json(-0.1), Json(1.0), Json(2), Json("1%"), Json(true), Json(nullptr)}) {
+    auto doc = scenario();
+    doc["precision"] = bad;
+    try {
+      parse_scenario(doc);
+      ADD_FAILURE() << "accepted " << bad.dump();
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("precision"), std::string::npos) << what;
+      EXPECT_NE(what.find("< 1"), std::string::npos) << what;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace semsim
