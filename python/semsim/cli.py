@@ -341,40 +341,10 @@ def _warn_if_busy(before: str) -> None:
 
 
 def _interruptible(fn: Any, *args: Any, progress: _Progress | None = None) -> Any:
-    """Runs a simulation so that Ctrl-C ends the process as SIGINT does (status 130).
-
-    SimGrid's engine installs a SIGINT handler of its own, which exits with status 1,
-    each time an engine starts; the simulation runs in a thread while this one puts
-    the default action back every few milliseconds (_core.sigint_default). Only when
-    SIGINT has its default action at the Python level (main() sets it).
-    """
-    core = getattr(api, "_core", None)
-    if (core is None or not hasattr(core, "sigint_default")
-            or threading.current_thread() is not threading.main_thread()
-            or signal.getsignal(signal.SIGINT) is not signal.SIG_DFL):
-        return fn(*args) if progress is None else _with_progress(progress, fn, *args)
-    box: dict[str, Any] = {}
-
-    def work() -> None:
-        try:
-            box["result"] = fn(*args)
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller
-            box["error"] = exc
-
-    worker = threading.Thread(target=work, name="semsim-simulate", daemon=True)
-    worker.start()
-    try:
-        while worker.is_alive():
-            core.sigint_default()
-            if progress is not None:
-                progress.tick()
-            worker.join(0.005)
-    finally:
-        if progress is not None:
-            progress.done()
-    if "error" in box:
-        raise box["error"]
-    return box["result"]
+    """Runs a simulation so that Ctrl-C ends the process as SIGINT does (status 130):
+    main() gives SIGINT its default action, and the engine keeps the caller's SIGINT
+    disposition (sim/core), so nothing is needed here but the progress ticker."""
+    return fn(*args) if progress is None else _with_progress(progress, fn, *args)
 
 
 def _cmd_run(args: argparse.Namespace) -> int:

@@ -5,6 +5,7 @@
 // simulated workloads: it takes its share of a CPU-bound point, shows in the profile,
 // and knocks lat_sem's two processes out of the lock-step they keep without it.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -77,7 +78,9 @@ TEST(CpuNoise, IdleTimeDelaysNothingAndTheStreamRepeatsWithItsSeed) {
 // A 2-CPU machine (host-default) with or without noise, written to a temporary file.
 class NoisyMachine : public ::testing::Test {
  protected:
-  std::filesystem::path path_ = std::filesystem::temp_directory_path() / "semsim_noise_test.json";
+  // One file per test process: CTest runs the tests of this suite in parallel.
+  std::filesystem::path path_ = std::filesystem::temp_directory_path() /
+                                ("semsim_noise_test_" + std::to_string(::getpid()) + ".json");
   void TearDown() override { std::filesystem::remove(path_); }
   std::string with_noise(double per_s, double duration_ns, double memory_latency_ns = 0) {
     Json doc = config::load_machine("host-default").raw;

@@ -4,6 +4,7 @@
 // validates, and its CPU numbering is the one cpu_models/README.md documents;
 // the optional full latency matrix and NUMA distances.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -207,7 +208,9 @@ TEST(MachineTopology, EveryPresetLoadsValidatesAndIsNumberedAsTheReadmeSays) {
 
 class MachineLatencyMatrix : public ::testing::Test {
  protected:
-  std::filesystem::path path_ = std::filesystem::temp_directory_path() / "semsim_matrix_test.json";
+  // One file per test process: CTest runs the tests of this suite in parallel.
+  std::filesystem::path path_ = std::filesystem::temp_directory_path() /
+                                ("semsim_matrix_test_" + std::to_string(::getpid()) + ".json");
   void TearDown() override { std::filesystem::remove(path_); }
   config::MachineParams load(const Json& matrix) {
     Json doc = config::load_machine("i3-ivybridge").raw;

@@ -233,7 +233,8 @@ def test_costs_that_round_to_zero_ticks_are_refused_at_load(run_cli, tmp_path):
 
 def test_ctrl_c_during_run_ends_as_sigint(tmp_path):
     p = subprocess.Popen([sys.executable, "-m", "semsim", "run", DEFAULT_SCENARIO, "--set", "machine=host-default",
-                          "--set", "threads=[4]", "--set", "duration_ms=100000"], cwd=tmp_path,
+                          "--set", "threads=[4]", "--set", "duration_ms=100000", "--set", "precision=0"],
+                         cwd=tmp_path,
                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(2.0)  # well inside the simulation
