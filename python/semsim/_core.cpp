@@ -34,12 +34,8 @@ Json load_source(const std::string& source) {
   return semsim::load_json_file(source);
 }
 
-std::string load_scenario(const std::string& source, const std::vector<std::string>& overrides) {
-  Json doc = load_source(source);
-  for (const auto& o : overrides) semsim::apply_override(doc, o);
-  auto scenario = semsim::parse_scenario(doc);
-  semsim::config::load_machine(scenario.machine);  // an unknown machine is bad input too
-  // Normalised: the defaults the run will use are written out.
+// The scenario normalised: the defaults the run will use are written out.
+std::string normalised(const semsim::Scenario& scenario) {
   Json out = scenario.raw;
   out["name"] = scenario.name;
   out["duration_ms"] = scenario.duration_ms;
@@ -47,6 +43,14 @@ std::string load_scenario(const std::string& source, const std::vector<std::stri
   out["seed"] = scenario.seed;
   out["repeats"] = scenario.repeats;
   return out.dump(2);
+}
+
+std::string load_scenario(const std::string& source, const std::vector<std::string>& overrides) {
+  Json doc = load_source(source);
+  for (const auto& o : overrides) semsim::apply_override(doc, o);
+  auto scenario = semsim::parse_scenario(doc);
+  semsim::config::load_machine(scenario.machine);  // an unknown machine is bad input too
+  return normalised(scenario);
 }
 
 semsim::Scenario parse(const std::string& scenario_json) {
@@ -84,13 +88,7 @@ std::string load_scenario_native(const std::string& source,
   const auto scenario = semsim::parse_scenario(doc);
   semsim::native::check_scenario(scenario);
   semsim::native::check_host(scenario);
-  Json out = scenario.raw;
-  out["name"] = scenario.name;
-  out["duration_ms"] = scenario.duration_ms;
-  out["warmup_ms"] = scenario.warmup_ms;
-  out["seed"] = scenario.seed;
-  out["repeats"] = scenario.repeats;
-  return out.dump(2);
+  return normalised(scenario);
 }
 
 std::string catalog() {
