@@ -5,10 +5,10 @@
 #pragma once
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "core/json.hpp"
 #include "workloads/aim9_shm_def.hpp"
 #include "workloads/custom_def.hpp"
 #include "workloads/sem_lockunlock_def.hpp"
@@ -16,8 +16,6 @@
 #include "workloads/sembench_def.hpp"
 
 namespace semsim {
-
-using Json = nlohmann::json;
 
 // How tasks are placed on CPUs.
 enum class Pinning { Pinned, Unpinned };
