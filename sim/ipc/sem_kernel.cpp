@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "core/errors.hpp"
@@ -305,32 +306,25 @@ std::span<int> SemKernel::semadj_span(int process, bool undo) {
   return ps.semadj;
 }
 
-int SemKernel::perform_own(Task& t, std::span<const Sembuf> sops, bool undo, int* blocking) {
-  sched_point(t, "perform_atomic_semop");
-  InFunc in(t, Func::PerformAtomic);
-  for (const auto& sop : sops) read(t, Field::SemVal, sop.sem_num);
-  const int result =
-      ipc::perform_atomic_semop(sma_.semval, sops, semadj_span(t.process, undo), blocking);
-  if (result == 0) {
-    for (const auto& sop : sops) {
-      write(t, Field::SemVal, sop.sem_num);  // semval and sempid
-      sma_.sempid[static_cast<std::size_t>(sop.sem_num)] = t.process;
-      modified(t, sop.sem_num);
-    }
-    if (undo) access(t, Field::UndoList, processes_[t.process].undo_line, AccessKind::Write);
-  }
-  return result;
-}
-
+// perform_atomic_semop() (try_atomic_semop() before 3.11): q's operation, by
+// the task holding the lock, with q's undo list and pid. semtimedop() passes
+// its own sem_queue: its sops are on the caller's stack, and the attempt is
+// charged to perform_atomic_semop. A sleeper's, tried from do_smart_update(),
+// is first read from the sleeper's stack and is charged to do_smart_update().
 int SemKernel::perform_atomic_semop(Task& t, SemQueue& q) {
   sched_point(t, "perform_atomic_semop");
-  access(t, Field::SleeperStack, *q.stack_line, AccessKind::Read);  // its sops, on its stack
+  const bool own = &q == &state_of(t).queue;
+  std::optional<InFunc> in;
+  if (own)
+    in.emplace(t, Func::PerformAtomic);
+  else
+    access(t, Field::SleeperStack, *q.stack_line, AccessKind::Read);
   for (const auto& sop : q.sops) read(t, Field::SemVal, sop.sem_num);
   const int result =
       ipc::perform_atomic_semop(sma_.semval, q.sops, semadj_span(q.process, q.undo), &q.blocking);
   if (result == 0) {
     for (const auto& sop : q.sops) {
-      write(t, Field::SemVal, sop.sem_num);
+      write(t, Field::SemVal, sop.sem_num);  // semval and sempid
       sma_.sempid[static_cast<std::size_t>(sop.sem_num)] = q.process;
       modified(t, sop.sem_num);
     }
@@ -509,8 +503,15 @@ int SemKernel::do_semtimedop(Task& t, std::span<const Sembuf> sops, const Tick* 
     InFunc in(t, Func::PerformAtomic);
     read(t, Field::SemBase);
   }
-  int blocking = 0;
-  const int error = perform_own(t, sops, undo, &blocking);
+  // The caller's struct sem_queue, on its stack: filled before the attempt,
+  // queued only if the operation must sleep.
+  auto& st = state_of(t);
+  SemQueue& q = st.queue;
+  q.process = t.process;
+  q.sops.assign(sops.begin(), sops.end());
+  q.undo = undo;
+  q.alter = alter;
+  const int error = perform_atomic_semop(t, q);
   WakeList wake;
   if (error <= 0) {
     if (error == 0) {
@@ -525,15 +526,8 @@ int SemKernel::do_semtimedop(Task& t, std::span<const Sembuf> sops, const Tick* 
     return error;
   }
 
-  // We need to sleep: a struct sem_queue on our stack, queued, then schedule().
-  auto& st = state_of(t);
-  SemQueue& q = st.queue;
+  // We need to sleep: the sem_queue is queued, then schedule().
   q.sleeper = &t;
-  q.process = t.process;
-  q.sops.assign(sops.begin(), sops.end());
-  q.alter = alter;
-  q.undo = undo;
-  q.blocking = blocking;
   q.status = SemQueue::kPending;
   q.status_at = 0;
   q.stack_line = &st.stack_line;
@@ -614,109 +608,6 @@ int SemKernel::lock_array_for_semctl(Task& t) {
   return sem_lock(t, {});
 }
 
-int SemKernel::setval(Task& t, int semnum, int value) {
-  return in_syscall(t, topo_.params(), [&] {
-    InFunc body(t, Func::SysSemtimedop);
-    if (value < 0 || value > kSemvmx) return -ERANGE;
-    if (sma_.deleted) return -EINVAL;
-    if (semnum < 0 || semnum >= sma_.nsems()) return -EINVAL;
-    const int locknum = lock_array_for_semctl(t);
-    if (sma_.deleted) {
-      sem_unlock(t, locknum);
-      return -EIDRM;
-    }
-    // Every undo list forgets its adjustment of this semaphore.
-    for (auto& [process, ps] : processes_)
-      if (ps.has_undo) ps.semadj[static_cast<std::size_t>(semnum)] = 0;
-    const auto n = static_cast<std::size_t>(semnum);
-    write(t, Field::SemVal, semnum);
-    sma_.semval[n] = value;
-    sma_.sempid[n] = t.process;
-    modified(t, semnum);
-    WakeList wake;
-    {
-      InFunc in(t, Func::DoSmartUpdate);
-      queues_->do_smart_update(*this, t, {}, false, wake);
-    }
-    sem_unlock(t, locknum);
-    wake_up_sem_queue_do(t, wake);
-    return 0;
-  });
-}
-
-int SemKernel::setall(Task& t, std::span<const int> values) {
-  if (values.size() != static_cast<std::size_t>(sma_.nsems()))
-    throw InputError("SETALL needs one value per semaphore (" + std::to_string(sma_.nsems()) +
-                     "), got " + std::to_string(values.size()));
-  return in_syscall(t, topo_.params(), [&] {
-    InFunc body(t, Func::SysSemtimedop);
-    if (sma_.deleted) return -EINVAL;
-    for (const int v : values)
-      if (v < 0 || v > kSemvmx) return -ERANGE;
-    const int locknum = lock_array_for_semctl(t);
-    if (sma_.deleted) {
-      sem_unlock(t, locknum);
-      return -EIDRM;
-    }
-    for (int i = 0; i < sma_.nsems(); ++i) {
-      write(t, Field::SemVal, i);
-      sma_.semval[static_cast<std::size_t>(i)] = values[static_cast<std::size_t>(i)];
-      sma_.sempid[static_cast<std::size_t>(i)] = t.process;
-      modified(t, i);
-    }
-    for (auto& [process, ps] : processes_)
-      if (ps.has_undo) std::fill(ps.semadj.begin(), ps.semadj.end(), 0);
-    WakeList wake;
-    {
-      InFunc in(t, Func::DoSmartUpdate);
-      queues_->do_smart_update(*this, t, {}, false, wake);
-    }
-    sem_unlock(t, locknum);
-    wake_up_sem_queue_do(t, wake);
-    return 0;
-  });
-}
-
-int SemKernel::getval(Task& t, int semnum) {
-  return in_syscall(t, topo_.params(), [&] {
-    InFunc body(t, Func::SysSemtimedop);
-    if (sma_.deleted || semnum < 0 || semnum >= sma_.nsems()) return -EINVAL;
-    const int locknum = lock_array_for_semctl(t);
-    read(t, Field::SemVal, semnum);
-    const int v = sma_.deleted ? -EIDRM : sma_.semval[static_cast<std::size_t>(semnum)];
-    sem_unlock(t, locknum);
-    return v;
-  });
-}
-
-int SemKernel::getpid(Task& t, int semnum) {
-  return in_syscall(t, topo_.params(), [&] {
-    InFunc body(t, Func::SysSemtimedop);
-    if (sma_.deleted || semnum < 0 || semnum >= sma_.nsems()) return -EINVAL;
-    const int locknum = lock_array_for_semctl(t);
-    read(t, Field::SemVal, semnum);
-    const int v = sma_.deleted ? -EIDRM : sma_.sempid[static_cast<std::size_t>(semnum)];
-    sem_unlock(t, locknum);
-    return v;
-  });
-}
-
-int SemKernel::getall(Task& t, std::vector<int>* out) {
-  return in_syscall(t, topo_.params(), [&] {
-    InFunc body(t, Func::SysSemtimedop);
-    if (sma_.deleted) return -EINVAL;
-    const int locknum = lock_array_for_semctl(t);
-    for (int i = 0; i < sma_.nsems(); ++i) read(t, Field::SemVal, i);
-    int r = 0;
-    if (sma_.deleted)
-      r = -EIDRM;
-    else
-      out->assign(sma_.semval.begin(), sma_.semval.end());
-    sem_unlock(t, locknum);
-    return r;
-  });
-}
-
 // count_semcnt() (3.16+, SUS): a sleeper counts on the semaphore of the sop
 // that blocked it at its last try, as a decrement (ncnt) or a wait-for-zero (zcnt).
 int SemKernel::count_semcnt(int semnum, bool count_zero) const {
@@ -729,49 +620,181 @@ int SemKernel::count_semcnt(int semnum, bool count_zero) const {
   return count;
 }
 
-// GETNCNT / GETZCNT: both count sleepers under the array lock.
-int SemKernel::semctl_count(Task& t, int semnum, bool count_zero) {
+// semctl(2)'s dispatch (ksys_semctl() in current kernels) to semctl_main(),
+// semctl_setval() and semctl_down(). The checks before the lock are in the
+// order of 3.10 and later for every generation (3.9 took the lock first).
+int SemKernel::semctl(Task& t, int semnum, SemctlCmd cmd, const Semun& arg) {
   return in_syscall(t, topo_.params(), [&] {
     InFunc body(t, Func::SysSemtimedop);
-    if (sma_.deleted || semnum < 0 || semnum >= sma_.nsems()) return -EINVAL;
-    const int locknum = lock_array_for_semctl(t);
-    read(t, Field::SemPending, semnum);
-    read(t, Field::Pending);
-    const int v = sma_.deleted ? -EIDRM : count_semcnt(semnum, count_zero);
-    sem_unlock(t, locknum);
-    return v;
+    switch (cmd) {
+      case SemctlCmd::GetAll:
+      case SemctlCmd::GetVal:
+      case SemctlCmd::GetPid:
+      case SemctlCmd::GetNcnt:
+      case SemctlCmd::GetZcnt:
+      case SemctlCmd::SetAll:
+        return semctl_main(t, semnum, cmd, arg);
+      case SemctlCmd::SetVal:
+        return semctl_setval(t, semnum, arg.val);
+      case SemctlCmd::Rmid:
+        return semctl_down(t);
+    }
+    return -EINVAL;
   });
 }
 
-int SemKernel::getncnt(Task& t, int semnum) { return semctl_count(t, semnum, false); }
+int SemKernel::semctl_setval(Task& t, int semnum, int val) {
+  if (val > kSemvmx || val < 0) return -ERANGE;
+  if (sma_.deleted) return -EINVAL;  // sem_obtain_object_check()
+  if (semnum < 0 || semnum >= sma_.nsems()) return -EINVAL;
+  const int locknum = lock_array_for_semctl(t);
+  if (sma_.deleted) {  // !ipc_valid_object()
+    sem_unlock(t, locknum);
+    return -EIDRM;
+  }
+  const auto n = static_cast<std::size_t>(semnum);
+  // Every undo list forgets its adjustment of this semaphore.
+  for (auto& [process, ps] : processes_)
+    if (ps.has_undo) ps.semadj[n] = 0;
+  write(t, Field::SemVal, semnum);
+  sma_.semval[n] = val;
+  sma_.sempid[n] = t.process;
+  modified(t, semnum);
+  WakeList wake;
+  {
+    InFunc in(t, Func::DoSmartUpdate);
+    queues_->do_smart_update(*this, t, {}, false, wake);
+  }
+  sem_unlock(t, locknum);
+  wake_up_sem_queue_do(t, wake);
+  return 0;
+}
 
-int SemKernel::getzcnt(Task& t, int semnum) { return semctl_count(t, semnum, true); }
-
-int SemKernel::rmid(Task& t) {
-  return in_syscall(t, topo_.params(), [&] {
-    InFunc body(t, Func::SysSemtimedop);
-    if (sma_.deleted) return -EINVAL;
-    const int locknum = lock_array_for_semctl(t);
-    if (sma_.deleted) {
-      sem_unlock(t, locknum);
-      return -EIDRM;
-    }
-    // freeary(): the undo structures are invalidated, then every sleeper
-    // fails with EIDRM, then the id is removed.
-    for (auto& [process, ps] : processes_) {
-      ps.has_undo = false;
-      ps.semadj.clear();
-    }
-    WakeList wake;
-    queues_->freeary(*this, t, wake);
-    write(t, Field::Perm);
-    sma_.deleted = true;
-    modified(t, KernelObserver::kArrayObject);
+// GETALL and SETALL, then the commands on one semaphore. The model charges a
+// reading command's line reads before the ipc_valid_object() test: a removed
+// array's answer is -EIDRM all the same.
+int SemKernel::semctl_main(Task& t, int semnum, SemctlCmd cmd, const Semun& arg) {
+  if (sma_.deleted) return -EINVAL;  // sem_obtain_object_check()
+  const int nsems = sma_.nsems();
+  WakeList wake;
+  const auto out_unlock = [&](int locknum, int err) {
     sem_unlock(t, locknum);
     wake_up_sem_queue_do(t, wake);
-    return 0;
-  });
+    return err;
+  };
+
+  switch (cmd) {
+    case SemctlCmd::GetAll: {
+      const int locknum = lock_array_for_semctl(t);
+      for (int i = 0; i < nsems; ++i) read(t, Field::SemVal, i);
+      if (sma_.deleted) return out_unlock(locknum, -EIDRM);
+      arg.getall->assign(sma_.semval.begin(), sma_.semval.end());
+      return out_unlock(locknum, 0);
+    }
+    case SemctlCmd::SetAll: {
+      for (const int v : arg.setall)
+        if (v < 0 || v > kSemvmx) return -ERANGE;
+      const int locknum = lock_array_for_semctl(t);
+      if (sma_.deleted) return out_unlock(locknum, -EIDRM);
+      for (int i = 0; i < nsems; ++i) {
+        const auto n = static_cast<std::size_t>(i);
+        write(t, Field::SemVal, i);
+        sma_.semval[n] = arg.setall[n];
+        sma_.sempid[n] = t.process;
+        modified(t, i);
+      }
+      for (auto& [process, ps] : processes_)
+        if (ps.has_undo) std::fill(ps.semadj.begin(), ps.semadj.end(), 0);
+      {
+        InFunc in(t, Func::DoSmartUpdate);
+        queues_->do_smart_update(*this, t, {}, false, wake);
+      }
+      return out_unlock(locknum, 0);
+    }
+    default:  // GETVAL, GETPID, GETNCNT, GETZCNT: one semaphore
+      break;
+  }
+  if (semnum < 0 || semnum >= nsems) return -EINVAL;
+  const int locknum = lock_array_for_semctl(t);
+  const auto n = static_cast<std::size_t>(semnum);
+  const bool counts = cmd == SemctlCmd::GetNcnt || cmd == SemctlCmd::GetZcnt;
+  if (counts) {
+    read(t, Field::SemPending, semnum);
+    read(t, Field::Pending);
+  } else {
+    read(t, Field::SemVal, semnum);  // semval and sempid share it
+  }
+  if (sma_.deleted) return out_unlock(locknum, -EIDRM);
+  switch (cmd) {
+    case SemctlCmd::GetVal:
+      return out_unlock(locknum, sma_.semval[n]);
+    case SemctlCmd::GetPid:
+      return out_unlock(locknum, sma_.sempid[n]);
+    case SemctlCmd::GetNcnt:
+      return out_unlock(locknum, count_semcnt(semnum, false));
+    case SemctlCmd::GetZcnt:
+      return out_unlock(locknum, count_semcnt(semnum, true));
+    default:
+      return out_unlock(locknum, -EINVAL);
+  }
 }
+
+// IPC_RMID. The kernel serialises semctl_down() on the ids rwsem, which the
+// model does not have: a second IPC_RMID that waited for the array lock
+// sees the array removed and fails with EIDRM.
+int SemKernel::semctl_down(Task& t) {
+  if (sma_.deleted) return -EINVAL;  // ipcctl_obtain_check()
+  const int locknum = lock_array_for_semctl(t);
+  if (sma_.deleted) {
+    sem_unlock(t, locknum);
+    return -EIDRM;
+  }
+  // freeary(): the undo structures are invalidated, then every sleeper
+  // fails with EIDRM, then the id is removed.
+  for (auto& [process, ps] : processes_) {
+    ps.has_undo = false;
+    ps.semadj.clear();
+  }
+  WakeList wake;
+  queues_->freeary(*this, t, wake);
+  write(t, Field::Perm);
+  sma_.deleted = true;
+  modified(t, KernelObserver::kArrayObject);
+  sem_unlock(t, locknum);
+  wake_up_sem_queue_do(t, wake);
+  return 0;
+}
+
+int SemKernel::setval(Task& t, int semnum, int value) {
+  Semun arg;
+  arg.val = value;
+  return semctl(t, semnum, SemctlCmd::SetVal, arg);
+}
+
+int SemKernel::setall(Task& t, std::span<const int> values) {
+  if (values.size() != static_cast<std::size_t>(sma_.nsems()))
+    throw InputError("SETALL needs one value per semaphore (" + std::to_string(sma_.nsems()) +
+                     "), got " + std::to_string(values.size()));
+  Semun arg;
+  arg.setall = values;
+  return semctl(t, 0, SemctlCmd::SetAll, arg);
+}
+
+int SemKernel::getval(Task& t, int semnum) { return semctl(t, semnum, SemctlCmd::GetVal, {}); }
+
+int SemKernel::getall(Task& t, std::vector<int>* out) {
+  Semun arg;
+  arg.getall = out;
+  return semctl(t, 0, SemctlCmd::GetAll, arg);
+}
+
+int SemKernel::getpid(Task& t, int semnum) { return semctl(t, semnum, SemctlCmd::GetPid, {}); }
+
+int SemKernel::getncnt(Task& t, int semnum) { return semctl(t, semnum, SemctlCmd::GetNcnt, {}); }
+
+int SemKernel::getzcnt(Task& t, int semnum) { return semctl(t, semnum, SemctlCmd::GetZcnt, {}); }
+
+int SemKernel::rmid(Task& t) { return semctl(t, 0, SemctlCmd::Rmid, {}); }
 
 void SemKernel::exit_process(Task& t) {
   InFunc body(t, Func::SysSemtimedop);

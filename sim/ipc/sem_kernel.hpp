@@ -10,6 +10,27 @@
 // do_smart_update() wakes them: the <= 3.9 code in gen_global_lock.cpp, the
 // 3.10 code in gen_per_sem_lock.cpp, the 3.11+ code in gen_split_queues.cpp).
 //
+// Locking:
+//  - sem_lock() returns the lock it took: a semaphore's (a simple operation
+//    on its fast path) or kGlobalLock (the array path); sem_unlock() drops
+//    that one. Which fields each lock covers: sem_array.hpp.
+//  - semctl() and exit_sem() take the array path (sem_lock(sma, NULL, -1)):
+//    they may change every semaphore.
+//  - Wakeups are prepared under the lock (wake_up_sem_queue_prepare()) and
+//    delivered after sem_unlock() (wake_up_sem_queue_do()), so that a woken
+//    task does not find the lock still held by its waker.
+//
+// Memory ordering:
+//  - A critical section ends when the release store of sem_unlock() lands
+//    (cs_released()): until then the other CPUs see the lock held.
+//  - IN_WAKEUP (<= 4.9): the waker stores IN_WAKEUP under the lock and the
+//    result only after try_to_wake_up(); a sleeper that wakes first spins
+//    (get_queue_result()) until the result lands, because its sem_queue is
+//    on its stack and the waker still writes to it.
+//  - wake_q (4.10+): the result is stored under the lock, after a reference
+//    on the sleeper's task_struct is taken (wake_q_add()), so the sleeper may
+//    return as soon as it sees the result.
+//
 // Exploration support: a KernelObserver sees every memory access (the trace
 // hook of the per-op traffic test), every critical section, every change to
 // a semaphore or queue and every wakeup (the invariant checkers of
@@ -142,7 +163,9 @@ class SemKernel {
   // semtimedop(2): as semop, but a sleep ends with -EAGAIN after `timeout`
   // (ticks, >= 0; negative is -EINVAL).
   int semtimedop(machine::Task& t, std::span<const Sembuf> sops, Tick timeout);
-  // semctl(2). They take the array lock as the kernel does (sem_lock(sma, NULL, -1)).
+  // semctl(2), one call per command, through the kernel's envelope: semctl_main()
+  // (GETALL, SETALL, GETVAL, GETPID, GETNCNT, GETZCNT), semctl_setval() (SETVAL),
+  // semctl_down() (IPC_RMID), each under the array lock (sem_lock(sma, NULL, -1)).
   int setval(machine::Task& t, int semnum, int value);
   int setall(machine::Task& t, std::span<const int> values);  // one value per semaphore
   int getval(machine::Task& t, int semnum);
@@ -226,8 +249,9 @@ class SemKernel {
   // (list_splice_init) or the back of `to` (array's when to_owner is -1).
   void list_splice(machine::Task& t, SemList& from, int from_owner, SemList& to, int to_owner,
                    bool to_front);
-  // perform_atomic_semop() (try_atomic_semop() before 3.11) of a sleeper's
-  // operation by the task holding the lock, with the sleeper's undo list and pid.
+  // perform_atomic_semop() (try_atomic_semop() before 3.11) of q's operation
+  // by the task holding the lock, with q's undo list and pid: a sleeper's, or
+  // (from semtimedop()) the caller's own.
   int perform_atomic_semop(machine::Task& t, SemQueue& q);
   // wake_up_sem_queue_prepare(): the result is stored (IN_WAKEUP: marked) in
   // the sleeper's sem_queue and the wakeup queued for after the unlock.
@@ -265,7 +289,17 @@ class SemKernel {
   int do_semtimedop(machine::Task& t, std::span<const Sembuf> sops, const Tick* timeout);
   void ipc_obtain_object_check(machine::Task& t);
   ProcessState& find_alloc_undo(machine::Task& t);
-  int perform_own(machine::Task& t, std::span<const Sembuf> sops, bool undo, int* blocking);
+  enum class SemctlCmd { GetVal, GetPid, GetNcnt, GetZcnt, GetAll, SetAll, SetVal, Rmid };
+  // union semun: SETVAL's value, SETALL's values, GETALL's destination.
+  struct Semun {
+    int val = 0;
+    std::span<const int> setall;
+    std::vector<int>* getall = nullptr;
+  };
+  int semctl(machine::Task& t, int semnum, SemctlCmd cmd, const Semun& arg);
+  int semctl_main(machine::Task& t, int semnum, SemctlCmd cmd, const Semun& arg);
+  int semctl_setval(machine::Task& t, int semnum, int val);
+  int semctl_down(machine::Task& t);
   int lock_array_for_semctl(machine::Task& t);
   int sem_lock(machine::Task& t, std::span<const Sembuf> sops);
   void sem_unlock(machine::Task& t, int locknum);
@@ -273,7 +307,6 @@ class SemKernel {
   void wait_final_status(machine::Task& t, const SemQueue& q);
   void arm_timeout(machine::Task& t, TaskState& st, Tick date);
   int count_semcnt(int semnum, bool count_zero) const;
-  int semctl_count(machine::Task& t, int semnum, bool count_zero);
   void trace(const machine::Task& t, Field f, int sem, int line, AccessKind kind);
   machine::Spinlock& lock_of(int n);
   std::span<int> semadj_span(int process, bool undo);
