@@ -1,15 +1,32 @@
 // Linux 4.9-4.10: "ipc/sem.c: fix complex_count vs. simple op race"
 // (5864a2fd3088, 4.9-rc1 and stable): one flag, complex_mode, tracks both
 // reasons a simple op must not run in parallel (a complex op holding the
-// array lock, complex ops sleeping). The fast path reads complex_mode, takes
-// its semaphore's lock, does a full smp_mb() (the ACQUIRE of spin_lock() does
-// not order the lock store before the next read on every architecture) and
-// re-reads complex_mode. complexmode_enter() (array lock held) sets the flag
-// with smp_store_mb() and spin_unlock_wait()s every semaphore lock, unless it
-// was already set; complexmode_tryleave() clears it at sem_unlock(sma, -1)
-// once no complex op sleeps. The full fence on every simple op is what aim9
-// paid (-8.9%, given back in 4.11). Wakeups still use IN_WAKEUP (wake_q came
-// in 4.10; "wakeup": "wake_q" replays 4.10).
+// array lock, complex ops sleeping).
+//
+// Locking:
+//  - A simple operation reads complex_mode; if false, it takes its
+//    semaphore's lock and re-reads it; still false: the fast path.
+//    Otherwise the array lock, and the semaphore's lock instead if
+//    complex_count is 0 there.
+//  - A complex operation, semctl() and exit_sem() take the array lock;
+//    complexmode_enter() sets complex_mode and spin_unlock_wait()s every
+//    semaphore lock, unless it was already set. complexmode_tryleave() clears
+//    it at sem_unlock(sma, -1) once no complex op sleeps.
+//
+// Memory ordering:
+//  - Fast path: a full smp_mb() after the per-semaphore spin_lock(), because
+//    its ACQUIRE does not order the lock store before the re-read of
+//    complex_mode on every architecture; the re-read is smp_load_acquire().
+//  - complexmode_enter(): smp_store_mb() of the flag before the scan, so a
+//    simple op either sees the flag or is seen holding its lock; smp_rmb()
+//    after it, as spin_unlock_wait() is only a control barrier.
+//  - complexmode_tryleave(): smp_store_release() of false; simple ops may
+//    run from that store on.
+// The full fence on every simple op is what aim9 paid (-8.9%, given back in
+// 4.11).
+//
+// Wakeups still use IN_WAKEUP (wake_q came in 4.10; "wakeup": "wake_q"
+// replays 4.10).
 #include "ipc/kernel_policy.hpp"
 #include "ipc/sem_kernel.hpp"
 

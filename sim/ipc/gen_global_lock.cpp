@@ -1,9 +1,16 @@
 // Generation A, Linux <= 3.9: one spinlock per array.
 //
-// sem_lock() here is ipc_lock_check(): rcu_read_lock(), idr_find(), then
-// spin_lock(&sma->sem_perm.lock) for every operation, simple or complex, and
-// the header checks run under the lock. Every successful altering op writes
-// sma->sem_otime, on the line that also holds sem_base and security.
+// Locking:
+//  - sem_lock() is ipc_lock_check(): rcu_read_lock(), idr_find(), then
+//    spin_lock(&sma->sem_perm.lock), for every operation, simple or complex,
+//    and for semctl() and exit_sem(): nothing runs beside anything.
+//  - The header checks (ipc_checkid(), ipcperms(), security) run under the
+//    lock (lookup_under_lock()): every critical section includes them.
+//
+// Memory ordering: spin_lock() and spin_unlock() only.
+//
+// Every successful altering op writes sma->sem_otime, on the line that also
+// holds sem_base and security.
 //
 // This file also holds the <= 3.9 queues (identical back to 3.0): every
 // sleeper is on the array's sma->sem_pending list, and a single-sop sleeper

@@ -3,15 +3,31 @@
 // ("ipc/sem.c: avoid using spin_unlock_wait()", 27d7be1801a4, and "ipc/sem:
 // add hysteresis", 9de5ab8a2eee).
 //
-// sem_lock() fast path: a plain read of use_global_lock; if 0, spin_lock() the
-// semaphore's own lock and confirm with a load-acquire. No full fence.
-// Entering global mode from 0 does a lock/unlock of every semaphore's lock
-// (complexmode_enter); every global-mode unlock without sleeping complex ops
-// decrements the counter (complexmode_tryleave), so after a complex op the
-// array stays in global mode for USE_GLOBAL_LOCK_HYSTERESIS operations.
-// newary() leaves it at 9: a fresh array runs its first 9 operations under
-// the array lock. Wakeups go through wake_q (4.10, 9ae949fa382b); struct sem
-// is embedded in the array (4.13); the queues are 3.11's (gen_split_queues.cpp).
+// Locking:
+//  - A simple operation reads use_global_lock; if 0, it takes its
+//    semaphore's lock and re-reads it; still 0: the fast path. Otherwise the
+//    array lock, and the semaphore's lock instead if use_global_lock is 0
+//    there.
+//  - A complex operation, semctl() and exit_sem() take the array lock.
+//    Entering global mode from 0 (complexmode_enter()) sets use_global_lock
+//    and locks and unlocks every semaphore's lock, which waits out the simple
+//    ops in flight.
+//  - Every global-mode unlock without sleeping complex ops decrements the
+//    counter (complexmode_tryleave()), so after a complex op the array stays
+//    in global mode for USE_GLOBAL_LOCK_HYSTERESIS operations: a switch costs
+//    a pass over every lock, and a mix of simple and complex ops would pay
+//    it on every complex one. newary() leaves it at 9: a fresh array runs its
+//    first 9 operations under the array lock.
+//
+// Memory ordering (sem.c's SEM_BARRIER_1):
+//  - The decrement to 0 is an smp_store_release(): a simple op may start
+//    right after it.
+//  - The fast path's re-read is an smp_load_acquire(). Setting the counter
+//    from 0 is ordered before it by the lock and unlock of every semaphore
+//    lock, so the fast path needs no full fence.
+//
+// Wakeups go through wake_q (4.10, 9ae949fa382b); struct sem is embedded in
+// the array (4.13); the queues are 3.11's (gen_split_queues.cpp).
 #include "ipc/kernel_policy.hpp"
 #include "ipc/sem_kernel.hpp"
 

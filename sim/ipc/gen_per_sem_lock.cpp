@@ -1,12 +1,21 @@
 // Generation C, Linux 3.10 (Rik van Riel's "fine grained locking for
 // semtimedop", 6062a8dc0517, with the 3.10-rc fixes; code as in 3.10.4).
+// 3.11 kept this sem_lock(); 3.12 replaced it.
 //
-// sem_lock(): a simple operation reads complex_count; if 0 it takes its
-// semaphore's lock, re-reads complex_count (then goes global) and
-// spin_is_locked(&sma->sem_perm.lock) (then drops its lock, waits for the
-// array lock with spin_unlock_wait() and starts again). A complex operation,
-// and semctl()/exit_sem(), take the array lock and spin_unlock_wait() every
-// semaphore's lock. 3.11 kept this sem_lock(); 3.12 replaced it.
+// Locking:
+//  - A simple operation reads complex_count; if 0 it takes its semaphore's
+//    lock, re-reads complex_count (non-zero: it goes global, as complex
+//    sleepers are on the array's queue) and tests
+//    spin_is_locked(&sma->sem_perm.lock) (locked: it drops its lock, waits
+//    for the array lock with spin_unlock_wait() and starts again, as a
+//    complex operation may be running).
+//  - A complex operation, semctl() and exit_sem() take the array lock and
+//    spin_unlock_wait() every semaphore's lock, so that no simple operation
+//    is still inside its section.
+//
+// Memory ordering: no barrier after the per-semaphore spin_lock() (the
+// "fence" policy may add one); complex_count and the array lock word are
+// read with plain loads.
 //
 // The race it carries (fixed by the 3.12 rewrite): complex_count is tested
 // BEFORE spin_is_locked(). A complex operation that scanned the semaphore

@@ -2,16 +2,23 @@
 // ipc lock contention" series with Rik van Riel's first fine-grained
 // patches): never merged. Its text could not be retrieved (reference section
 // 4, [R]); this is the design the merged commit's table and the reference
-// describe:
-//  - a simple operation takes the array's rwlock for reading, then its
-//    semaphore's spinlock: critical sections run in parallel, but read_lock
-//    and read_unlock are atomic RMWs on the one rwlock word, so its line
-//    ping-pongs between all CPUs (machine::RwLock);
-//  - a complex operation, semctl() and exit_sem() take it for writing;
-//  - while complex operations sleep (complex_count != 0, which only changes
+// describe.
+//
+// Locking:
+//  - A simple operation takes the array's rwlock for reading, then its
+//    semaphore's spinlock: critical sections on different semaphores run in
+//    parallel, but read_lock() and read_unlock() are atomic RMWs on the one
+//    rwlock word, so its line ping-pongs between all CPUs (machine::RwLock).
+//  - A complex operation, semctl() and exit_sem() take it for writing, which
+//    excludes every simple operation.
+//  - While complex operations sleep (complex_count != 0, which only changes
 //    under the write lock), a simple operation takes the write lock too, as
 //    its do_smart_update() must scan the array's queue (reconstruction: the
 //    series had to exclude that somehow; this way is race-free).
+//
+// Memory ordering: the locks' acquire and release only; the complex_count
+// read is under the read lock, which every writer of it excludes.
+//
 // Davidlohr's lockless ipc_obtain_object_check() is in (3.10-rc1), as are the
 // 3.10 queues (one list per sleeper) and struct sem with its lock (32 bytes).
 // The missed-wakeup fix came later (May 2013); it is on here so this

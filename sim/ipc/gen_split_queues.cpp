@@ -19,6 +19,15 @@
 //    of the semaphores the operation increased; a completed alter sleeper
 //    releases its own wait-for-zero sleepers before it is woken, and
 //    check_restart() rescans while complex alter ops sleep.
+//
+// Locking:
+//  - A semaphore's queues: its own lock or the array lock.
+//  - The array's queues and complex_count: the array lock. A simple op holds
+//    only its semaphore's lock when no complex op sleeps, i.e. when the
+//    array's queues are empty, so its do_smart_update() may look at them.
+//  - merge_queues() and unmerge_queues() move sleepers between the two,
+//    under the array lock: while the array's alter queue is in use, every
+//    alter sleeper is on it, so one FIFO orders them all.
 #include <cerrno>
 
 #include "ipc/kernel_policy.hpp"

@@ -2,15 +2,21 @@
 // loops) and "optimize sem_lock()" (6d07b68ce16a), plus "update sem_otime
 // for all operations" (set_semotime() for wait-for-zero too).
 //
-// sem_lock(), simple op: if complex_count == 0, take the semaphore's lock;
-// if spin_is_locked(&sma->sem_perm.lock) is false, a barrier (smp_mb() until
-// 3.18, smp_rmb() from 3.19, 2e094abfd1f2: the "fence" policy), then if
-// complex_count is still 0 the fast path is ours. Otherwise the array lock:
-// if complex_count is 0 there ("false alarm") take the semaphore's lock and
-// drop the array's; else sem_wait_array(). A complex op takes the array lock
-// and sem_wait_array(), which spin_unlock_wait()s every semaphore lock
-// unless complex_count != 0 ("the thread that increased complex_count waited
-// on all sem->lock locks").
+// Locking:
+//  - A simple operation: if complex_count == 0, it takes its semaphore's
+//    lock; if spin_is_locked(&sma->sem_perm.lock) is false and complex_count
+//    is still 0, the fast path is ours. Otherwise the array lock: if
+//    complex_count is 0 there ("false alarm"), it takes the semaphore's lock
+//    and drops the array's; else it keeps the array lock and
+//    sem_wait_array()s.
+//  - A complex operation, semctl() and exit_sem() take the array lock and
+//    sem_wait_array(): spin_unlock_wait() on every semaphore lock, skipped
+//    while complex_count != 0 ("the thread that increased complex_count
+//    waited on all sem->lock locks").
+//
+// Memory ordering: between spin_is_locked() and the re-read of
+// complex_count, smp_mb() until 3.18 and smp_rmb() from 3.19 (2e094abfd1f2;
+// the "fence" policy), because spin_is_locked() is not a memory barrier.
 //
 // The race it carries (fixed in 4.9 by complex_mode, 5864a2fd3088): a simple
 // op A passes the first complex_count test; a complex op B scans the locks

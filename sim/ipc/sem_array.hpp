@@ -5,6 +5,19 @@
 // semc-generations.md section 2.3): ArrayLayout gives byte offsets from the
 // allocation start, and the lines are derived from them, so the layout is
 // data, not code (the tables are in generations.cpp).
+//
+// Locking (the lock sem_lock() returned; <= 3.9 has only the array lock):
+//  - semval[n], sempid[n], pending_alter[n], pending_const[n]: sem[n]'s lock
+//    or the array lock.
+//  - global_alter, global_const, complex_count: the array lock only, because
+//    a semaphore's lock excludes no other semaphore; a simple operation that
+//    finds complex operations asleep takes the array lock for that reason.
+//  - complex_mode (4.9-4.10), use_global_lock (4.11+): written under the
+//    array lock, read by sem_lock()'s fast path without one (the generation's
+//    file gives the barriers that make that safe).
+//  - deleted: written under the array lock (IPC_RMID), tested under either.
+//  The March 2013 series' array lock is an rwlock: a simple operation holds
+//  it for reading beside its semaphore's lock, every other path for writing.
 #pragma once
 
 #include <cstdint>

@@ -115,7 +115,7 @@ namespace {
 // 10 us of where the precision was met; a look costs the timekeeper about two
 // actor hand-offs (~1 us of wall time) while the tasks take ~20 us or more of
 // wall time per simulated microsecond of a contended machine, so sampling adds
-// under ~1 % (hand-off costs: issue 15; bench figures: `semsim bench`).
+// under ~1 % (wall-time figures: `semsim bench`).
 Tick observation_interval(Tick warmup_end, Tick ceiling) {
   return std::clamp<Tick>((ceiling - warmup_end) / 2000, kTicksPerUs, 10 * kTicksPerUs);
 }
