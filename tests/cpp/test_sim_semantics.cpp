@@ -668,6 +668,84 @@ TEST_P(EveryGeneration, ArgumentErrors) {
   rig.run();
 }
 
+// perform_atomic_semop() serves both callers: semtimedop()'s own attempt is
+// charged to perform_atomic_semop and reads no sleeper's stack; a waker's
+// retry of a sleeper's operation reads that sleeper's sem_queue first and is
+// charged to do_smart_update().
+TEST_P(EveryGeneration, PerformAtomicSemopForTheCallerAndForASleeper) {
+  struct Access {
+    Field field;
+    AccessKind kind;
+    machine::Func func;
+    bool operator==(const Access&) const = default;
+  };
+  struct Recorder final : KernelObserver {
+    int task = -1;
+    std::vector<Access> seen;
+    void on_access(const machine::Task& t, const AccessEvent& e) override {
+      if (t.id == task && (e.field == Field::SemVal || e.field == Field::SleeperStack))
+        seen.push_back({e.field, e.kind, t.func});
+    }
+  } rec;
+  Rig rig(policy(), machine(), 1, 1);
+  int sleeper = 1;
+  int waker = 1;
+  rig.add_task(10, [&](Rig& r, machine::Task& t) {
+    sleeper = r.kernel().semop(t, std::vector<Sembuf>{{0, -1, 0}});
+  });
+  machine::Task& w = rig.add_task(11, [&](Rig& r, machine::Task& t) {
+    at(t, 20 * kTicksPerUs);
+    waker = r.kernel().semop(t, std::vector<Sembuf>{{0, +1, 0}});
+  });
+  rec.task = w.id;
+  rig.kernel().set_observer(&rec);
+  rig.run();
+  EXPECT_EQ(sleeper, 0);
+  EXPECT_EQ(waker, 0);
+  using machine::Func;
+  ASSERT_GE(rec.seen.size(), 2u);
+  EXPECT_EQ(rec.seen[0], (Access{Field::SemVal, AccessKind::Read, Func::PerformAtomic}));
+  EXPECT_EQ(rec.seen[1], (Access{Field::SemVal, AccessKind::Write, Func::PerformAtomic}));
+  const auto stack = std::find_if(rec.seen.begin(), rec.seen.end(),
+                                  [](const Access& a) { return a.field == Field::SleeperStack; });
+  ASSERT_NE(stack, rec.seen.end());
+  ASSERT_LT(stack + 1, rec.seen.end());
+  EXPECT_EQ(*stack, (Access{Field::SleeperStack, AccessKind::Read, Func::DoSmartUpdate}));
+  EXPECT_EQ(stack[1], (Access{Field::SemVal, AccessKind::Read, Func::DoSmartUpdate}));
+}
+
+// semctl() on a removed array fails in the lookup (EINVAL), before any lock.
+TEST_P(EveryGeneration, SemctlOnARemovedArrayTakesNoLock) {
+  struct Recorder final : KernelObserver {
+    const machine::Task* task = nullptr;
+    int lock_accesses = 0;
+    void on_access(const machine::Task& t, const AccessEvent& e) override {
+      if (&t == task && (e.field == Field::Lock || e.field == Field::SemLock)) ++lock_accesses;
+    }
+  } rec;
+  Rig rig(policy(), machine(), 2, 1);
+  rig.set_controller([&](Rig& r, machine::Task& c) {
+    auto& k = r.kernel();
+    ASSERT_EQ(k.rmid(c), 0);
+    k.set_observer(&rec);
+    rec.task = &c;
+    std::vector<int> all;
+    EXPECT_EQ(k.getall(c, &all), -EINVAL);
+    EXPECT_EQ(k.setall(c, std::vector<int>{1, 1}), -EINVAL);
+    EXPECT_EQ(k.getval(c, 0), -EINVAL);
+    EXPECT_EQ(k.getpid(c, 0), -EINVAL);
+    EXPECT_EQ(k.getncnt(c, 0), -EINVAL);
+    EXPECT_EQ(k.getzcnt(c, 0), -EINVAL);
+    EXPECT_EQ(k.setval(c, 0, 1), -EINVAL);
+    EXPECT_EQ(k.setval(c, 0, kSemvmx + 1), -ERANGE);  // checked before the lookup
+    EXPECT_EQ(k.rmid(c), -EINVAL);
+    EXPECT_TRUE(all.empty());
+    EXPECT_EQ(rec.lock_accesses, 0);
+    k.set_observer(nullptr);
+  });
+  rig.run();
+}
+
 std::vector<std::string> all_ids() {
   std::vector<std::string> ids;
   for (const auto& g : generations()) ids.push_back(g.id);
