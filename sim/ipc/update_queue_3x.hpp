@@ -2,6 +2,10 @@
 // served the one global list of <= 3.9 and the one-list-per-sleeper scheme of
 // 3.10 (they differ only in how a sleeper is unlinked, which the queue scheme
 // passed in does). 3.11's split queues replaced both.
+//
+// Locking: the caller holds the lock that covers the list it scans (the
+// array lock for the array's list), since every sleeper it completes is
+// unlinked from that list.
 #pragma once
 
 #include "ipc/sem_kernel.hpp"
