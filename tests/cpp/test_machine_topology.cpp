@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 
 #include "config/machine_config.hpp"
@@ -24,17 +25,26 @@ using machine::CacheLine;
 using machine::Distance;
 using machine::Topology;
 
+// The preset's file as JSON (read once per file: the pair loops below ask per pair).
+const Json& preset_document(const config::MachineParams& m) {
+  static std::map<std::string, Json> docs;
+  auto it = docs.find(m.file);
+  if (it == docs.end()) it = docs.emplace(m.file, config::machine_document(m.file)).first;
+  return it->second;
+}
+
 // The value the preset file gives for a latency class, read from its JSON
 // text (not from the loader's struct), in ticks.
 Tick preset_latency(const config::MachineParams& m, const std::string& cls) {
-  return ns_to_ticks(m.raw.at("latency_ns").at(cls).at("value").get<double>());
+  return ns_to_ticks(preset_document(m).at("latency_ns").at(cls).at("value").get<double>());
 }
 
 // What the preset file says one transfer from CPU a to CPU b costs: its measured
 // matrix entry if it carries one (imported models), else its class latency.
 Tick preset_transfer(const config::MachineParams& m, int a, int b, const std::string& cls) {
-  if (m.raw.contains("latency_matrix_ns"))
-    return ns_to_ticks(m.raw.at("latency_matrix_ns")
+  const Json& doc = preset_document(m);
+  if (doc.contains("latency_matrix_ns"))
+    return ns_to_ticks(doc.at("latency_matrix_ns")
                            .at("matrix")
                            .at(static_cast<std::size_t>(a))
                            .at(static_cast<std::size_t>(b))
@@ -213,7 +223,7 @@ class MachineLatencyMatrix : public ::testing::Test {
                                 ("semsim_matrix_test_" + std::to_string(::getpid()) + ".json");
   void TearDown() override { std::filesystem::remove(path_); }
   config::MachineParams load(const Json& matrix) {
-    Json doc = config::load_machine("i3-ivybridge").raw;
+    Json doc = config::machine_document("i3-ivybridge");
     doc["name"] = "matrix-test";
     doc["latency_matrix_ns"] = matrix;
     std::ofstream(path_) << doc.dump(2);
@@ -264,7 +274,7 @@ TEST_F(MachineLatencyMatrix, BadMatrixIsAnInputErrorNamingTheField) {
 
 TEST_F(MachineLatencyMatrix, BadSwitchRefillTableIsAnInputErrorNamingTheField) {
   auto error_of = [&](const Json& table) -> std::string {
-    Json doc = config::load_machine("i3-ivybridge").raw;
+    Json doc = config::machine_document("i3-ivybridge");
     doc["switch_refill_ns"] = table;
     std::ofstream(path_) << doc.dump(2);
     try {
@@ -284,7 +294,7 @@ TEST_F(MachineLatencyMatrix, BadSwitchRefillTableIsAnInputErrorNamingTheField) {
 
 TEST_F(MachineLatencyMatrix, BusyPullShareIsAShareOrAnInputErrorNamingTheField) {
   auto load_with = [&](const Json& share) {
-    Json doc = config::load_machine("i3-ivybridge").raw;
+    Json doc = config::machine_document("i3-ivybridge");
     doc["busy_pull_share"] = share;
     std::ofstream(path_) << doc.dump(2);
     return config::load_machine(path_.string());
@@ -302,7 +312,7 @@ TEST_F(MachineLatencyMatrix, BusyPullShareIsAShareOrAnInputErrorNamingTheField) 
 
 TEST_F(MachineLatencyMatrix, WakeupJitterLoadsAsMultiplesOfTheMeanOrIsAnInputError) {
   auto load_with = [&](const Json& jitter) {
-    Json doc = config::load_machine("i3-ivybridge").raw;
+    Json doc = config::machine_document("i3-ivybridge");
     doc["wakeup_jitter"] = jitter;
     std::ofstream(path_) << doc.dump(2);
     return config::load_machine(path_.string());
