@@ -12,9 +12,8 @@
 
 namespace semsim::config {
 
-// The typed model (sim/machine/params.hpp); this loader is the only code that fills
-// it from JSON.
-using MachineParams = machine::MachineParams;
+// MachineParams (sim/machine/params.hpp): this loader is the only code that fills it
+// from JSON.
 
 // Directory holding cpu_models/ and scenarios/ (package data when installed).
 void set_data_dir(const std::string& dir);

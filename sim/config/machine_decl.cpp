@@ -201,7 +201,7 @@ const std::vector<ParamDecl>& machine_params() {
      .fallback = 0,
      .default_text = "required",
      .min = 0,
-     .min_exclusive = true,
+     .min_exclusive = false,
      .max = kMaxParamNs,
      .description =
          "the extra cost to the waker of kicking an idle CPU out of its idle state (IPI, halt exit on a VM); the scheduler charges it only to wake-ups that land on an idle CPU, and `wakeup_waker - ipi` to the others",

@@ -93,3 +93,8 @@ CpuPlace cpu_place(int cpu, int sockets, int dies_per_socket, int cores_per_die,
                    int threads_per_core, bool smt_adjacent);
 
 }  // namespace semsim::machine
+
+namespace semsim::config {
+// The name the loader and older model code use for the same struct.
+using MachineParams = machine::MachineParams;
+}  // namespace semsim::config

@@ -1,197 +1,21 @@
-#include "native/calibrate.hpp"
+#include "calibrate/derive.hpp"
 
 #include <fmt/format.h>
-#include <sys/utsname.h>
-#include <time.h>
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <map>
-#include <mutex>
-#include <set>
-#include <sstream>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "config/kernel_config.hpp"
-#include "config/machine_config.hpp"
 #include "core/errors.hpp"
-#include "driver/run_point.hpp"
-#include "machine/task.hpp"
-#include "native/calibrate_probes.hpp"
-#include "native/native_runner.hpp"
-#include "native/run_support.hpp"
 
-namespace semsim::native {
+namespace semsim::calibrate {
 
 namespace {
 
-namespace fs = std::filesystem;
 using probes::Stat;
-
-// ---------------------------------------------------------------------------
-// Topology from sysfs.
-
-struct CpuInfo {
-  int cpu = 0;  // host CPU number
-  int package = 0;
-  int die = 0;
-  int core = 0;
-  std::set<int> siblings;  // thread_siblings_list
-};
-
-int read_int(const std::string& path, int fallback) {
-  std::ifstream in(path);
-  int v = fallback;
-  if (in >> v) return v;
-  return fallback;
-}
-
-// "0-3,8,10-11" -> {0, 1, 2, 3, 8, 10, 11}
-std::set<int> parse_cpu_list(const std::string& text) {
-  std::set<int> out;
-  std::stringstream ss(text);
-  std::string part;
-  while (std::getline(ss, part, ',')) {
-    if (part.empty()) continue;
-    const auto dash = part.find('-');
-    try {
-      if (dash == std::string::npos) {
-        out.insert(std::stoi(part));
-      } else {
-        for (int c = std::stoi(part.substr(0, dash)); c <= std::stoi(part.substr(dash + 1)); ++c)
-          out.insert(c);
-      }
-    } catch (const std::exception&) {
-    }
-  }
-  return out;
-}
-
-std::vector<CpuInfo> read_cpus(const std::vector<int>& cpus) {
-  std::vector<CpuInfo> out;
-  for (int c : cpus) {
-    const std::string base = "/sys/devices/system/cpu/cpu" + std::to_string(c) + "/topology/";
-    CpuInfo info;
-    info.cpu = c;
-    info.package = read_int(base + "physical_package_id", 0);
-    info.die = read_int(base + "die_id", 0);
-    info.core = read_int(base + "core_id", c);
-    std::ifstream in(base + "thread_siblings_list");
-    std::string line;
-    if (std::getline(in, line)) info.siblings = parse_cpu_list(line);
-    if (info.siblings.empty()) info.siblings = {c};
-    out.push_back(info);
-  }
-  return out;
-}
-
-enum class Relation { Smt, SameDie, SameSocket, OtherSocket };
-
-Relation host_relation(const CpuInfo& a, const CpuInfo& b) {
-  if (a.package == b.package && a.die == b.die && a.core == b.core) return Relation::Smt;
-  if (a.package == b.package && a.die == b.die) return Relation::SameDie;
-  if (a.package == b.package) return Relation::SameSocket;
-  return Relation::OtherSocket;
-}
-
-struct ModelTopology {
-  int sockets = 1, dies = 1, cores = 1, threads = 1;
-  std::string numbering = "linux";
-  bool exact = true;  // the model's numbering reproduces every pair's relation
-  std::string note;
-};
-
-// (socket, die, core, thread) of model CPU i, as cpu_models/README.md numbers them.
-std::tuple<int, int, int, int> model_location(int cpu, const ModelTopology& t) {
-  if (t.numbering == "smt-adjacent") {
-    const int thread = cpu % t.threads;
-    const int core_global = cpu / t.threads;
-    const int die_global = core_global / t.cores;
-    return {die_global / t.dies, die_global % t.dies, core_global % t.cores, thread};
-  }
-  const int cores = t.sockets * t.dies * t.cores;
-  const int thread = cpu / cores;
-  const int k = cpu % cores;
-  const int j = k / t.sockets;
-  return {k % t.sockets, j / t.cores, j % t.cores, thread};
-}
-
-Relation model_relation(int a, int b, const ModelTopology& t) {
-  const auto [sa, da, ca, ta] = model_location(a, t);
-  const auto [sb, db, cb, tb] = model_location(b, t);
-  (void)ta;
-  (void)tb;
-  if (sa == sb && da == db && ca == cb) return Relation::Smt;
-  if (sa == sb && da == db) return Relation::SameDie;
-  if (sa == sb) return Relation::SameSocket;
-  return Relation::OtherSocket;
-}
-
-ModelTopology infer_topology(const std::vector<CpuInfo>& cpus) {
-  ModelTopology t;
-  const int n = static_cast<int>(cpus.size());
-  std::set<int> packages;
-  std::map<int, std::set<int>> dies;                   // package -> dies
-  std::map<std::pair<int, int>, std::set<int>> cores;  // (package, die) -> cores
-  std::map<std::tuple<int, int, int>, int> threads;    // (package, die, core) -> cpus
-  for (const auto& c : cpus) {
-    packages.insert(c.package);
-    dies[c.package].insert(c.die);
-    cores[{c.package, c.die}].insert(c.core);
-    ++threads[{c.package, c.die, c.core}];
-  }
-  t.sockets = static_cast<int>(packages.size());
-  for (const auto& [p, d] : dies) t.dies = std::max(t.dies, static_cast<int>(d.size()));
-  for (const auto& [k, c] : cores) t.cores = std::max(t.cores, static_cast<int>(c.size()));
-  for (const auto& [k, c] : threads) t.threads = std::max(t.threads, c);
-  if (t.sockets * t.dies * t.cores * t.threads != n) {
-    t.note = fmt::format(
-        "sysfs gives {} packages, up to {} dies per package, {} cores per die and {} threads per "
-        "core, which do not multiply to the {} CPUs measured (offline or restricted CPUs, or a "
-        "hybrid part): modelled as one die of {} cores; latency_matrix_ns keeps every measured "
-        "pair",
-        t.sockets, t.dies, t.cores, t.threads, n, n);
-    t = ModelTopology{1, 1, n, 1, "linux", false, t.note};
-    return t;
-  }
-  for (const char* numbering : {"linux", "smt-adjacent"}) {
-    t.numbering = numbering;
-    bool ok = true;
-    for (int a = 0; a < n && ok; ++a)
-      for (int b = a + 1; b < n && ok; ++b)
-        ok = model_relation(a, b, t) ==
-             host_relation(cpus[static_cast<std::size_t>(a)], cpus[static_cast<std::size_t>(b)]);
-    if (ok) return t;
-  }
-  t.numbering = "linux";
-  t.exact = false;
-  t.note =
-      "the host numbers its CPUs neither as the \"linux\" nor as the \"smt-adjacent\" scheme "
-      "of cpu_models/README.md: \"linux\" is written, so pair classes may differ from the "
-      "host's; latency_matrix_ns keeps every measured pair";
-  return t;
-}
-
-const char* class_name(Relation r) {
-  switch (r) {
-    case Relation::Smt:
-      return "smt";
-    case Relation::SameDie:
-      return "same_die";
-    case Relation::SameSocket:
-      return "same_socket";
-    case Relation::OtherSocket:
-      return "one_hop";
-  }
-  return "same_die";
-}
-
-// ---------------------------------------------------------------------------
-// Parameters.
 
 std::string fmt_ns(double v) { return fmt::format("{:.4g}", v); }
 
@@ -256,47 +80,6 @@ Json derived_param(const Derived& d, const std::string& probes_named, const std:
     v = floor_ns;
   }
   return param(v, src);
-}
-
-std::string cpu_model_name() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      const auto colon = line.find(':');
-      if (colon != std::string::npos) {
-        auto v = line.substr(colon + 1);
-        v.erase(0, v.find_first_not_of(' '));
-        return v;
-      }
-    }
-  }
-  return "unknown CPU";
-}
-
-double cpuinfo_mhz() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("cpu MHz", 0) == 0) {
-      const auto colon = line.find(':');
-      try {
-        return std::stod(line.substr(colon + 1));
-      } catch (const std::exception&) {
-        return 0;
-      }
-    }
-  }
-  return 0;
-}
-
-std::string utc_now() {
-  const time_t now = time(nullptr);
-  struct tm tm {};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 // wakeup_protection: the run length at which wake-ups start to preempt a task whose
@@ -390,151 +173,92 @@ Json os_noise_param(const std::vector<probes::NoiseCpu>& noise, Json& probes_out
                        busy_s > 0 ? 100 * lost_ns * 1e-9 / busy_s : 0, bins.size())}};
 }
 
-// What the simulator charges per call, outside user space, for one task running
-// `workload` alone on model `m` under the host's generation, without OS noise (the
-// probes' batches are the uninterrupted ones): the model's own figure for what a
-// single-call probe measured.
-double simulated_call_ns(Json m, const std::string& generation, const Json& workload) {
-  m.erase("os_noise");
-  const config::MachineParams machine = config::parse_machine(m, "the calibrated model");
-  const Scenario sc = parse_scenario(Json{{"name", "calibration check"},
-                                          {"machine", "host"},
-                                          {"kernel", generation},
-                                          {"workload", workload},
-                                          {"threads", 1},
-                                          {"duration_ms", 2},
-                                          {"warmup_ms", 0.2}});
-  const Json point = driver::run_point(sc, machine, config::parse_kernel(sc.kernel), 1, 1);
-  double kernel_ns = 0;
-  for (const Json& f : point.at("profile"))
-    if (f.at("function") != machine::func_name(machine::Func::User))
-      kernel_ns += f.at("cpu_ns").get<double>();
-  return kernel_ns / point.at("ops_total").get<double>();
-}
-
 }  // namespace
 
-Json calibrate(bool quick, const std::string& name) {
-  std::lock_guard<std::mutex> lock(detail::runner_mutex());
-  const std::int64_t started = detail::monotonic_ns();
-  cleanup_leftovers();
-  const std::vector<int> cpus = detail::allowed_cpus();
-  const int n = static_cast<int>(cpus.size());
-  const std::vector<CpuInfo> info = read_cpus(cpus);
-  const ModelTopology topo = infer_topology(info);
-  const HostInfo host = host_info();
-  double load_average = -1;
-  {
-    std::ifstream in("/proc/loadavg");
-    in >> load_average;
-  }
-
-  probes::Settings st;
-  st.quick = quick;
-  st.repeats = quick ? 3 : 7;
-  st.cpu = cpus[0];
+Json derive_model(const Measurements& x, const SimulatedCall& simulated_call_ns) {
+  const int n = static_cast<int>(x.cpus.size());
+  const std::vector<int>& cpus = x.cpus;
+  const ModelTopology topo = infer_topology(x.cpu_info);
+  const bool quick = x.quick;
+  const std::string& name = x.name;
+  const double load_average = x.load_average;
 
   Json probes_out;
   auto record = [&](const char* key, const Stat& s, const char* unit = "ns") {
     probes_out[key] = probe_json(s, unit);
     return s;
   };
-
-  // The uncontended semop anchors the model's single-task cost (semop_kernel_path is
-  // closed on it), so it is taken three times, at the start, the middle and the end of
-  // the calibration, and the middle value is used: a host that is slow for a part of
-  // the run does not set it.
-  std::vector<Stat> semop_rounds{probes::semop_uncontended(st)};
-
-  // Cache lines: every pair.
   std::vector<std::vector<double>> matrix(static_cast<std::size_t>(n),
                                           std::vector<double>(static_cast<std::size_t>(n), 0.0));
   std::map<std::string, std::vector<double>> class_pairs;
   std::map<std::string, std::vector<Stat>> class_stats;
   Json pairs = Json::array();
-  for (int a = 0; a < n; ++a) {
-    for (int b = a + 1; b < n; ++b) {
-      const Stat s = probes::line_pingpong(cpus[static_cast<std::size_t>(a)],
-                                           cpus[static_cast<std::size_t>(b)], st);
-      matrix[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)] = s.median;
-      matrix[static_cast<std::size_t>(b)][static_cast<std::size_t>(a)] = s.median;
-      const std::string cls = class_name(model_relation(a, b, topo));
-      class_pairs[cls].push_back(s.median);
-      class_stats[cls].push_back(s);
-      pairs.push_back(
-          {{"cpus", {cpus[static_cast<std::size_t>(a)], cpus[static_cast<std::size_t>(b)]}},
-           {"class", cls},
-           {"one_way_ns", probe_json(s)}});
-    }
+  for (const LinePair& p : x.line_pingpong) {
+    const int a = p.a, b = p.b;
+    const Stat& s = p.one_way;
+    matrix[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)] = s.median;
+    matrix[static_cast<std::size_t>(b)][static_cast<std::size_t>(a)] = s.median;
+    const std::string cls = class_name(model_relation(a, b, topo));
+    class_pairs[cls].push_back(s.median);
+    class_stats[cls].push_back(s);
+    pairs.push_back(
+        {{"cpus", {cpus[static_cast<std::size_t>(a)], cpus[static_cast<std::size_t>(b)]}},
+         {"class", cls},
+         {"one_way_ns", probe_json(s)}});
   }
   probes_out["line_pingpong"] = pairs;
-
-  const Stat rmw = record("atomic_rmw", probes::atomic_rmw(st));
-  const Stat fence = record("locked_add_fence", probes::locked_add_fence(st));
-  const Stat mf = record("mfence", probes::mfence(st));
-  const Stat sys = record("getppid", probes::syscall_getppid(st));
-  const Stat efbig = record("semop_efbig", probes::semop_efbig(st));
-  const Stat getval = record("semctl_getval", probes::semctl_getval(st));
-  const Stat getval_rm = record("semctl_getval_removed", probes::semctl_getval_removed(st));
-  semop_rounds.push_back(probes::semop_uncontended(st));
-  const Stat wfz_check = record("semop_wait_for_zero", probes::semop_wait_for_zero(st));
-  const Stat wake0 = record("futex_wake_nobody", probes::futex_wake_nobody(st));
-  const probes::FutexStats same = probes::futex_pingpong(cpus[0], cpus[0], true, st);
+  const Stat rmw = record("atomic_rmw", x.atomic_rmw);
+  const Stat fence = record("locked_add_fence", x.locked_add_fence);
+  const Stat mf = record("mfence", x.mfence);
+  const Stat sys = record("getppid", x.getppid);
+  const Stat efbig = record("semop_efbig", x.semop_efbig);
+  const Stat getval = record("semctl_getval", x.semctl_getval);
+  const Stat getval_rm = record("semctl_getval_removed", x.semctl_getval_removed);
+  const Stat wfz_check = record("semop_wait_for_zero", x.semop_wait_for_zero);
+  const Stat wake0 = record("futex_wake_nobody", x.futex_wake_nobody);
+  const probes::FutexStats& same = x.futex_same_cpu;
   record("futex_same_cpu_handoff", same.handoff);
   record("futex_same_cpu_wake_call", same.wake_call);
-  const probes::FutexStats same_normal = probes::futex_pingpong(cpus[0], cpus[0], false, st);
+  const probes::FutexStats& same_normal = x.futex_same_cpu_normal;
   record("futex_same_cpu_normal_handoff", same_normal.handoff);
-  probes::FutexStats cross;
+  const probes::FutexStats& cross = x.futex_cross_cpu;
   if (n > 1) {
-    cross = probes::futex_pingpong(cpus[0], cpus[1], false, st);
     record("futex_cross_cpu_handoff", cross.handoff);
     record("futex_cross_cpu_wake_call", cross.wake_call);
   }
-  // The cache refill of a switch-in against how many other tasks ran on the CPU
-  // since: token rings of k threads on one CPU (reuse distance k - 1).
-  constexpr int kRingSizes[] = {2, 4, 8, 16, 64, 256};
-  std::vector<std::pair<int, Stat>> rings;
-  for (int k : kRingSizes) {
-    const std::string key = "futex_ring_" + std::to_string(k);
-    rings.emplace_back(k, record(key.c_str(), probes::futex_ring_one_cpu(k, st)));
-  }
-  std::vector<std::pair<int, Stat>> process_rings;  // the same rings of processes
-  for (int k : kRingSizes) {
-    const std::string key = "futex_ring_processes_" + std::to_string(k);
-    process_rings.emplace_back(k, record(key.c_str(), probes::futex_ring_processes(k, st)));
-  }
-  probes::CountedShare idle_search;
-  if (n > 1) idle_search = probes::futex_ring_idle_search(4, st);
-  // Pairs that outnumber the CPUs: 4 per CPU keep every CPU busy.
-  const int pull_pairs = 4 * n;
-  probes::CountedShare busy_pull;
-  if (n > 1) busy_pull = probes::futex_pairs_busy_pull(pull_pairs, st);
-  const probes::ProtectionCurve protection = probes::wakeup_protection(st);
+  const auto& rings = x.rings;
+  for (const auto& [k, stat] : rings) record(("futex_ring_" + std::to_string(k)).c_str(), stat);
+  const auto& process_rings = x.process_rings;
+  for (const auto& [k, stat] : process_rings)
+    record(("futex_ring_processes_" + std::to_string(k)).c_str(), stat);
+  const probes::CountedShare& idle_search = x.idle_search;
+  const int pull_pairs = x.busy_pull_pairs;
+  const probes::CountedShare& busy_pull = x.busy_pull;
+  const probes::ProtectionCurve& protection = x.protection;
   {
     Json curve = Json::array();
     for (const auto& [run, share] : protection.preempted_share)
       curve.push_back({{"run_ns", run}, {"preempted_share", share}});
     probes_out["wakeup_protection"] = curve;
   }
-  probes::RemoteWake remote;
+  const probes::RemoteWake& remote = x.remote;
   if (n > 1) {
-    remote = probes::futex_wake_busy_remote(cpus[0], cpus[1], st);
     record("futex_wake_busy_remote_preempting", remote.preempting);
     record("futex_wake_busy_remote_queueing", remote.queueing);
   }
-  const Stat l1 = record("l1_load", probes::l1_load(st));
-  const Stat mem = record("memory_load", probes::memory_load(st));
-  const Stat loop = record("runner_loop_einval", probes::runner_loop_with_einval(st));
-  const Stat busy = record("busy_loop_iteration", probes::busy_loop_iteration(st));
-  const Stat bubble = record("bubble_sort_round", probes::bubble_sort_round(st));
-  const Stat copy = record("memcpy_byte", probes::memcpy_byte(st), "ns/byte");
-  const Stat tsc = record("tsc_ghz", probes::tsc_ghz(st), "GHz");
-  const Stat slice = record("time_slice", probes::time_slice(st));
-  const std::vector<probes::NoiseCpu> noise = probes::os_noise(cpus, st);
-  semop_rounds.push_back(probes::semop_uncontended(st));
+  const Stat l1 = record("l1_load", x.l1_load);
+  const Stat mem = record("memory_load", x.memory_load);
+  const Stat loop = record("runner_loop_einval", x.runner_loop_einval);
+  const Stat busy = record("busy_loop_iteration", x.busy_loop_iteration);
+  const Stat bubble = record("bubble_sort_round", x.bubble_sort_round);
+  const Stat copy = record("memcpy_byte", x.memcpy_byte, "ns/byte");
+  const Stat tsc = record("tsc_ghz", x.tsc_ghz, "GHz");
+  const Stat slice = record("time_slice", x.time_slice);
+  const std::vector<probes::NoiseCpu>& noise = x.os_noise;
+  const std::vector<Stat>& semop_rounds = x.semop_rounds;
   std::vector<Stat> by_speed = semop_rounds;
   std::sort(by_speed.begin(), by_speed.end(),
-            [](const Stat& x, const Stat& y) { return x.median < y.median; });
+            [](const Stat& p, const Stat& q) { return p.median < q.median; });
   const Stat semop_check = record("semop_uncontended", by_speed[1]);
   Json rounds = Json::array();
   for (const Stat& r : semop_rounds) rounds.push_back(probe_json(r));
@@ -551,7 +275,7 @@ Json calibrate(bool quick, const std::string& name) {
   m["name"] = name;
   m["description"] = fmt::format(
       "Calibrated model of this host: {}, {} CPUs, Linux {}; written by semsim calibrate{} on {}",
-      cpu_model_name(), n, host.kernel_release, quick ? " --quick" : "", utc_now());
+      x.cpu_model, n, x.kernel_release, quick ? " --quick" : "", x.date);
   m["cpus"] = n;
 
   std::string cpu_list;
@@ -838,7 +562,7 @@ Json calibrate(bool quick, const std::string& name) {
                                                    "CLOCK_MONOTONIC; median of repeats {} (the TSC "
                                                    "rate; turbo, if any, is not visible)",
                                                    stat_text(tsc, "GHz")));
-  } else if (const double mhz = cpuinfo_mhz(); mhz > 0) {
+  } else if (const double mhz = x.cpuinfo_mhz; mhz > 0) {
     m["clock_ghz"] = param(mhz / 1000.0, "/proc/cpuinfo \"cpu MHz\" of the first CPU");
   } else {
     m["clock_ghz"] = param(2.0, "assumption: no TSC and no cpu MHz in /proc/cpuinfo; 2 GHz");
@@ -851,7 +575,7 @@ Json calibrate(bool quick, const std::string& name) {
   // what the simulator itself charges for that call on this model. The derivation
   // without a successful semop stays beside it as a cross-check; the wait-for-zero probe,
   // another path, is the check.
-  std::string generation = host.generation;
+  std::string generation = x.generation;
   try {
     config::parse_kernel(generation);
   } catch (const InputError&) {
@@ -890,11 +614,11 @@ Json calibrate(bool quick, const std::string& name) {
   Json prov;
   prov["generator"] = "semsim calibrate";
   prov["semsim_version"] = SEMSIM_VERSION;
-  prov["date"] = utc_now();
+  prov["date"] = x.date;
   prov["quick"] = quick;
-  prov["kernel_release"] = host.kernel_release;
-  prov["kernel_generation"] = host.generation;
-  prov["cpu_model"] = cpu_model_name();
+  prov["kernel_release"] = x.kernel_release;
+  prov["kernel_generation"] = x.generation;
+  prov["cpu_model"] = x.cpu_model;
   prov["host_cpus"] = cpus;
   prov["probes"] = probes_out;
   prov["futex_preempted_share"] = {{"same_cpu_normal", same_normal.preempted},
@@ -903,28 +627,8 @@ Json calibrate(bool quick, const std::string& name) {
   prov["load_average_at_start"] = load_average;
   prov["checks"] = checks;
   prov["warnings"] = warnings;
-  prov["wall_s"] = static_cast<double>(detail::monotonic_ns() - started) * 1e-9;
   m["provenance"] = prov;
   return m;
 }
 
-std::string calibrate_to_file(const std::string& path, bool quick) {
-  const std::string name = path.empty() ? "host" : fs::path(path).stem().string();
-  if (!path.empty()) {
-    const fs::path parent = fs::path(path).parent_path();
-    if (!parent.empty() && !fs::is_directory(parent))
-      throw InputError(path + ": cannot write the model: directory " + parent.string() +
-                       " does not exist");
-  }
-  const Json model = calibrate(quick, name);
-  const std::string text = model.dump(2) + "\n";
-  if (!path.empty()) {
-    std::ofstream out(path);
-    if (!out) throw InputError(path + ": cannot open for writing");
-    out << text;
-    if (!out) throw InputError(path + ": write failed");
-  }
-  return text;
-}
-
-}  // namespace semsim::native
+}  // namespace semsim::calibrate
