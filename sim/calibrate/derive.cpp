@@ -5,10 +5,13 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "calibrate/rules.hpp"
 #include "config/kernel_config.hpp"
+#include "config/machine_decl.hpp"
 #include "core/errors.hpp"
 
 namespace semsim::calibrate {
@@ -31,7 +34,7 @@ Json probe_json(const Stat& s, const char* unit = "ns") {
 
 // A value derived from probes as sum(coef * probe): the median combination and the
 // widest range the repeats allow.
-struct Term {
+struct ProbeTerm {
   double coef;
   const char* name;
   Stat stat;
@@ -42,7 +45,7 @@ struct Derived {
   std::string formula;
 };
 
-Derived derive(const std::vector<Term>& terms) {
+Derived derive(const std::vector<ProbeTerm>& terms) {
   Derived d;
   for (const auto& t : terms) {
     d.value += t.coef * t.stat.median;
@@ -55,6 +58,13 @@ Derived derive(const std::vector<Term>& terms) {
         t.name, fmt_ns(t.stat.median));
   }
   return d;
+}
+
+// The place of declared parameter `name` ("costs_ns.l1_hit") in a model.
+Json& value_at(Json& m, const std::string& name) {
+  const config::ParamDecl* d = config::find_param(name);
+  if (d == nullptr) throw std::logic_error("calibration rule for undeclared parameter " + name);
+  return d->group.empty() ? m[std::string(d->key)] : m[std::string(d->group)][std::string(d->key)];
 }
 
 Json param(double value, const std::string& source) {
@@ -184,8 +194,10 @@ Json derive_model(const Measurements& x, const SimulatedCall& simulated_call_ns)
   const double load_average = x.load_average;
 
   Json probes_out;
+  std::map<std::string, Stat> stats;  // by probe name, what the rules read
   auto record = [&](const char* key, const Stat& s, const char* unit = "ns") {
     probes_out[key] = probe_json(s, unit);
+    stats[key] = s;
     return s;
   };
   std::vector<std::vector<double>> matrix(static_cast<std::size_t>(n),
@@ -207,15 +219,15 @@ Json derive_model(const Measurements& x, const SimulatedCall& simulated_call_ns)
          {"one_way_ns", probe_json(s)}});
   }
   probes_out["line_pingpong"] = pairs;
-  const Stat rmw = record("atomic_rmw", x.atomic_rmw);
-  const Stat fence = record("locked_add_fence", x.locked_add_fence);
+  record("atomic_rmw", x.atomic_rmw);
+  record("locked_add_fence", x.locked_add_fence);
   const Stat mf = record("mfence", x.mfence);
-  const Stat sys = record("getppid", x.getppid);
-  const Stat efbig = record("semop_efbig", x.semop_efbig);
-  const Stat getval = record("semctl_getval", x.semctl_getval);
-  const Stat getval_rm = record("semctl_getval_removed", x.semctl_getval_removed);
+  record("getppid", x.getppid);
+  record("semop_efbig", x.semop_efbig);
+  record("semctl_getval", x.semctl_getval);
+  record("semctl_getval_removed", x.semctl_getval_removed);
   const Stat wfz_check = record("semop_wait_for_zero", x.semop_wait_for_zero);
-  const Stat wake0 = record("futex_wake_nobody", x.futex_wake_nobody);
+  record("futex_wake_nobody", x.futex_wake_nobody);
   const probes::FutexStats& same = x.futex_same_cpu;
   record("futex_same_cpu_handoff", same.handoff);
   record("futex_same_cpu_wake_call", same.wake_call);
@@ -246,12 +258,12 @@ Json derive_model(const Measurements& x, const SimulatedCall& simulated_call_ns)
     record("futex_wake_busy_remote_preempting", remote.preempting);
     record("futex_wake_busy_remote_queueing", remote.queueing);
   }
-  const Stat l1 = record("l1_load", x.l1_load);
-  const Stat mem = record("memory_load", x.memory_load);
-  const Stat loop = record("runner_loop_einval", x.runner_loop_einval);
-  const Stat busy = record("busy_loop_iteration", x.busy_loop_iteration);
-  const Stat bubble = record("bubble_sort_round", x.bubble_sort_round);
-  const Stat copy = record("memcpy_byte", x.memcpy_byte, "ns/byte");
+  record("l1_load", x.l1_load);
+  record("memory_load", x.memory_load);
+  record("runner_loop_einval", x.runner_loop_einval);
+  record("busy_loop_iteration", x.busy_loop_iteration);
+  record("bubble_sort_round", x.bubble_sort_round);
+  record("memcpy_byte", x.memcpy_byte, "ns/byte");
   const Stat tsc = record("tsc_ghz", x.tsc_ghz, "GHz");
   const Stat slice = record("time_slice", x.time_slice);
   const std::vector<probes::NoiseCpu>& noise = x.os_noise;
@@ -333,120 +345,38 @@ Json derive_model(const Measurements& x, const SimulatedCall& simulated_call_ns)
                      "(one round trip measures both directions); diagonal unused",
                      cpu_list)}};
   }
-  m["memory_latency_ns"] = measured(
-      mem, "memory_load",
-      "dependent loads along a random cycle over a buffer far larger than the caches: pages in "
-      "random order, one line of each 128-byte pair in random order within a page (huge pages "
-      "requested; a TLB miss per 32 loads at most is included)");
-
-  Json costs;
-  costs["l1_hit"] = measured(l1, "l1_load", "dependent loads along a random cycle within 16 KiB");
-  costs["atomic_rmw"] = measured(rmw, "atomic_rmw", "lock xadd on a private cached line");
-  costs["full_fence"] = measured(
-      fence, "locked_add_fence",
-      fmt::format(
-          "lock addl $0,-4(%rsp), which is smp_mb() on x86-64 since Linux 4.15 (mfence: {})",
-          stat_text(mf)));
-  costs["syscall"] =
-      measured(sys, "getppid", "syscall(SYS_getppid), entry and exit with the least work inside");
-
-  const Derived kpath = derive({{1, "semop_efbig", efbig},
-                                {-1, "getppid", sys},
-                                {1, "semctl_getval", getval},
-                                {-1, "semctl_getval_removed", getval_rm},
-                                {-2, "atomic_rmw", rmw}});
-  costs["semop_kernel_path"] = derived_param(
-      kpath, "semop_efbig, semctl_getval, semctl_getval_removed, getppid, atomic_rmw",
-      "derived without any successful semop(): a semop failing with EFBIG runs the entry, the "
-      "copy_from_user of the sops, their scan and the id lookup (minus the bare syscall); "
-      "semctl(GETVAL) minus GETVAL of a removed id adds the permission and security checks; "
-      "GETVAL's own locking (two atomic RMWs: the array lock and the per-semaphore lock of "
-      "complexmode_enter) is taken off, since the simulator charges a semop's locks itself",
-      1.0);
-
-  // Wake-ups. Same CPU: the sender's FUTEX_WAKE queues the receiver on the sender's CPU,
-  // then the sender blocks in FUTEX_WAIT and the CPU switches to the receiver (or the
-  // receiver preempts the sender as the wake returns).
-  const Derived cs = derive({{1, "futex_same_cpu_handoff", same.handoff},
-                             {-1, "futex_same_cpu_wake_call", same.wake_call},
-                             {-1, "getppid", sys}});
-  costs["context_switch"] = derived_param(
-      cs, "futex_same_cpu_handoff, futex_same_cpu_wake_call, getppid",
-      fmt::format(
-          "two SCHED_BATCH threads pinned to one CPU hand a futex back and forth (batch: no "
-          "wake-up preemption, so the sender wakes, then blocks, then the CPU switches); the "
-          "hand-off (sender's clock before FUTEX_WAKE to receiver's clock after FUTEX_WAIT "
-          "returns) minus the sender's wake call minus one bare syscall (the wait's entry "
-          "and the receiver's exit) leaves schedule() out of one task and into the other. "
-          "With SCHED_NORMAL the receiver preempted the sender inside its wake call in "
-          "{:.0f}% of hand-offs (hand-off {} ns): wake-up preemption is the host's dynamics, "
-          "for the scheduler model, not a cost",
-          100 * same_normal.preempted, fmt_ns(same_normal.handoff.median)),
-      1.0);
-  if (n > 1) {
-    const Derived waker = derive(
-        {{1, "futex_cross_cpu_wake_call", cross.wake_call}, {-1, "futex_wake_nobody", wake0}});
-    costs["wakeup_waker"] = derived_param(
-        waker, "futex_cross_cpu_wake_call, futex_wake_nobody",
-        "try_to_wake_up() on the waker: a FUTEX_WAKE that wakes a sleeper on another (idle) CPU, "
-        "IPI included, minus a FUTEX_WAKE that finds nobody",
-        1.0);
-    const Derived latency = derive({{1, "futex_cross_cpu_handoff", cross.handoff},
-                                    {-1, "futex_cross_cpu_wake_call", cross.wake_call}});
-    costs["wakeup_latency"] = derived_param(
-        latency, "futex_cross_cpu_handoff, futex_cross_cpu_wake_call",
-        fmt::format("a sleeper on another, idle CPU: from the end of the waker's wake call to the "
-                    "wakee back in user space (hand-off minus the wake call; on a VM this includes "
-                    "the idle vCPU's exit from halt); receiver before the wake returned in {:.0f}% "
-                    "of hand-offs",
-                    100 * cross.preempted),
-        1.0);
-  } else {
-    const Derived waker =
-        derive({{1, "futex_same_cpu_wake_call", same.wake_call}, {-1, "futex_wake_nobody", wake0}});
-    costs["wakeup_waker"] = derived_param(
-        waker, "futex_same_cpu_wake_call, futex_wake_nobody",
-        "one CPU only, so no cross-CPU wake-up: a FUTEX_WAKE that queues a sleeper on the same CPU "
-        "minus one that finds nobody",
-        1.0);
-    costs["wakeup_latency"] = param(
-        std::max(1.0, cs.value),
-        "assumption: this host has one CPU, so no wake-up of an idle CPU can be probed; set to "
-        "context_switch (a wakee can only run after a switch)");
+  // The parameters set by a sum of probes (rules.cpp).
+  const double same_normal_pct = 100 * same_normal.preempted;
+  const std::string same_normal_handoff = fmt_ns(same_normal.handoff.median);
+  const double cross_pct = 100 * cross.preempted;
+  const std::string mfence_text = stat_text(mf);
+  const auto text_args = fmt::make_format_args(
+      fmt::arg("same_normal_preempted_pct", same_normal_pct),
+      fmt::arg("same_normal_handoff", same_normal_handoff),
+      fmt::arg("cross_preempted_pct", cross_pct), fmt::arg("mfence", mfence_text));
+  std::map<std::string, Derived> sums;  // by parameter, before any floor
+  for (const Rule& r : cost_rules()) {
+    if ((r.hosts == Hosts::OneCpu && n > 1) || (r.hosts == Hosts::SeveralCpus && n < 2)) continue;
+    const std::string what = fmt::vformat(r.text, text_args);
+    Json p;
+    if (r.formula.empty()) {
+      const double v =
+          r.copy_of.empty() ? r.assumed : value_at(m, std::string(r.copy_of)).at("value").get<double>();
+      p = param(v, what);
+    } else if (std::isnan(r.floor_ns)) {
+      const std::string probe(r.formula.front().probe);
+      p = measured(stats.at(probe), probe, what);
+    } else {
+      std::vector<ProbeTerm> terms;
+      for (const auto& t : r.formula) terms.push_back({t.coef, t.probe.data(), stats.at(std::string(t.probe))});
+      const Derived d = derive(terms);
+      sums[std::string(r.param)] = d;
+      p = derived_param(d, std::string(r.probes), what, r.floor_ns);
+    }
+    value_at(m, std::string(r.param)) = p;
   }
-  if (n > 1) {
-    const Derived kick = derive({{1, "futex_cross_cpu_wake_call", cross.wake_call},
-                                 {-1, "futex_same_cpu_wake_call", same.wake_call}});
-    costs["ipi"] = derived_param(
-        kick, "futex_cross_cpu_wake_call, futex_same_cpu_wake_call",
-        "what kicking an idle CPU adds to the waker's try_to_wake_up(): a FUTEX_WAKE of a "
-        "sleeper on another, idle CPU minus one that queues the sleeper on the waker's own CPU "
-        "(no kick); on a VM this is the exit that wakes the halted vCPU. The simulator charges "
-        "wakeup_waker for a wake-up that kicks an idle CPU and wakeup_waker - ipi for one "
-        "that does not",
-        1.0);
-  } else {
-    costs["ipi"] = param(0.0,
-                         "assumption: one CPU, so no idle CPU to kick can be probed; every "
-                         "wake-up costs wakeup_waker");
-  }
-  const Derived user = derive({{1, "runner_loop_einval", loop}, {-1, "getppid", sys}});
-  costs["user_loop_iteration"] = derived_param(
-      user, "runner_loop_einval, getppid",
-      "the native runner's own user-space work per semop() call (task program, phase "
-      "word, sembuf conversion, counter store, glibc wrapper), timed around a semop() "
-      "the kernel rejects at entry (semid -1), minus the bare syscall; one iteration of "
-      "sem-lockunlock's empty busy loop is a different figure: busy_loop_iteration",
-      0.5);
-  costs["busy_loop_iteration"] =
-      measured(busy, "busy_loop_iteration",
-               "one iteration of sem-lockunlock's empty volatile loop (workloads::busy_loop)");
-  costs["bubble_sort_round"] =
-      measured(bubble, "bubble_sort_round",
-               "one round of sem-scalebench's delay (workloads::bubble_sort_delay)");
-  costs["memcpy_byte"] = measured(copy, "memcpy_byte",
-                                  "memcpy in ns per byte over AIM9's 31 sizes (1..2048 bytes, "
-                                  "mean 328), both buffers in L1");
+  const Derived& kpath = sums.at("costs_ns.semop_kernel_path");
+  Json& costs = m["costs_ns"];
   const int slice_factor = 1 + static_cast<int>(std::floor(std::log2(std::min(n, 8))));
   const double default_slice = 750'000.0 * slice_factor;
   if (slice.repeats > 0 && slice.median > 0) {
@@ -470,7 +400,6 @@ Json derive_model(const Measurements& x, const SimulatedCall& simulated_call_ns)
   // FUTEX_WAKE returned, i.e. preempt it on the way out of the kernel?
   const bool preempts = same_normal.preempted > 0.5;
   add_wakeup_preemption_costs(costs, preempts, protection, remote, n);
-  m["costs_ns"] = costs;
   // A share the probes count events for: measured where there are two CPUs and the
   // probe saw 100 such events, else the assumption given.
   auto counted_share = [n](const probes::CountedShare& counted, const std::string& source,
