@@ -19,8 +19,7 @@ Json run(bool quick, const std::string& name) {
   std::lock_guard<std::mutex> lock(native::detail::runner_mutex());
   const std::int64_t started = native::detail::monotonic_ns();
   Json m = derive_model(measure(quick, name), simulated_call_ns);
-  m["provenance"]["wall_s"] =
-      static_cast<double>(native::detail::monotonic_ns() - started) * 1e-9;
+  m["provenance"]["wall_s"] = static_cast<double>(native::detail::monotonic_ns() - started) * 1e-9;
   return m;
 }
 

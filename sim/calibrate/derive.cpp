@@ -360,15 +360,17 @@ Json derive_model(const Measurements& x, const SimulatedCall& simulated_call_ns)
     const std::string what = fmt::vformat(r.text, text_args);
     Json p;
     if (r.formula.empty()) {
-      const double v =
-          r.copy_of.empty() ? r.assumed : value_at(m, std::string(r.copy_of)).at("value").get<double>();
+      const double v = r.copy_of.empty()
+                           ? r.assumed
+                           : value_at(m, std::string(r.copy_of)).at("value").get<double>();
       p = param(v, what);
     } else if (std::isnan(r.floor_ns)) {
       const std::string probe(r.formula.front().probe);
       p = measured(stats.at(probe), probe, what);
     } else {
       std::vector<ProbeTerm> terms;
-      for (const auto& t : r.formula) terms.push_back({t.coef, t.probe.data(), stats.at(std::string(t.probe))});
+      for (const auto& t : r.formula)
+        terms.push_back({t.coef, t.probe.data(), stats.at(std::string(t.probe))});
       const Derived d = derive(terms);
       sums[std::string(r.param)] = d;
       p = derived_param(d, std::string(r.probes), what, r.floor_ns);

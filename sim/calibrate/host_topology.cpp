@@ -62,7 +62,6 @@ std::vector<CpuInfo> read_cpus(const std::vector<int>& cpus) {
   return out;
 }
 
-
 namespace {
 
 Relation host_relation(const CpuInfo& a, const CpuInfo& b) {
@@ -76,8 +75,10 @@ Relation host_relation(const CpuInfo& a, const CpuInfo& b) {
 
 Relation model_relation(int a, int b, const ModelTopology& t) {
   const bool adjacent = t.numbering == "smt-adjacent";
-  const machine::CpuPlace pa = machine::cpu_place(a, t.sockets, t.dies, t.cores, t.threads, adjacent);
-  const machine::CpuPlace pb = machine::cpu_place(b, t.sockets, t.dies, t.cores, t.threads, adjacent);
+  const machine::CpuPlace pa =
+      machine::cpu_place(a, t.sockets, t.dies, t.cores, t.threads, adjacent);
+  const machine::CpuPlace pb =
+      machine::cpu_place(b, t.sockets, t.dies, t.cores, t.threads, adjacent);
   if (pa.socket == pb.socket && pa.die == pb.die && pa.core == pb.core) return Relation::Smt;
   if (pa.socket == pb.socket && pa.die == pb.die) return Relation::SameDie;
   if (pa.socket == pb.socket) return Relation::SameSocket;

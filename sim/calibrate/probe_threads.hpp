@@ -64,7 +64,8 @@ class TokenRing {
 inline void run_for_then_stop(std::int64_t run_ns, std::atomic<bool>& stop,
                               std::vector<std::thread>& threads) {
   const std::int64_t end = native::detail::monotonic_ns() + run_ns;
-  while (native::detail::monotonic_ns() < end) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  while (native::detail::monotonic_ns() < end)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   stop.store(true);
   for (auto& t : threads) t.join();
 }

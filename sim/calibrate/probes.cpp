@@ -23,9 +23,9 @@
 #include <x86intrin.h>
 #endif
 
+#include "calibrate/probe_threads.hpp"
 #include "core/errors.hpp"
 #include "core/rng.hpp"
-#include "calibrate/probe_threads.hpp"
 #include "native/run_support.hpp"
 #include "native/sysv_array.hpp"
 #include "workloads/aim9_shm_def.hpp"

@@ -14,9 +14,9 @@
 #include <thread>
 #include <vector>
 
-#include "core/errors.hpp"
-#include "calibrate/probes.hpp"
 #include "calibrate/probe_threads.hpp"
+#include "calibrate/probes.hpp"
+#include "core/errors.hpp"
 #include "native/run_support.hpp"
 
 namespace semsim::calibrate::probes {

@@ -88,7 +88,6 @@ double param_fine(const Json& obj, const std::string& path, const std::string& k
   return ns;
 }
 
-
 // [[reuse distance, ns], ...] with increasing distances from 1.
 std::vector<std::pair<std::int64_t, Tick>> refill_table(const Json& doc, const std::string& path,
                                                         const std::string& key) {
@@ -173,7 +172,8 @@ void matrix_param(const Json& spec, const std::string& path, int n, const std::s
                   const char* per_row, Entry entry) {
   if (!spec.is_object() || !spec.contains("matrix") || !spec.contains("source")) fail(path, shape);
   reject_unknown_keys(spec, path, {"matrix", "source"});
-  if (as_string(spec["source"], path + ".source").empty()) fail(path + ".source", "must not be empty");
+  if (as_string(spec["source"], path + ".source").empty())
+    fail(path + ".source", "must not be empty");
   const auto& rows = spec["matrix"];
   if (!rows.is_array() || rows.size() != static_cast<std::size_t>(n)) fail(path + ".matrix", shape);
   for (int a = 0; a < n; ++a) {
@@ -191,13 +191,14 @@ void matrix_param(const Json& spec, const std::string& path, int n, const std::s
 std::vector<std::vector<Tick>> latency_matrix(const Json& spec, const std::string& path, int cpus) {
   std::vector<std::vector<Tick>> out(static_cast<std::size_t>(cpus),
                                      std::vector<Tick>(static_cast<std::size_t>(cpus), 0));
-  matrix_param(spec, path, cpus,
-               fmt::format("must be {{\"matrix\": [[ns, ...] x {0}] x {0}, \"source\": \"...\"}}", cpus),
-               "CPU", [&](int a, int b, const Json& v, const std::string& here) {
-                 if (a == b) return;
-                 out[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)] =
-                     ns_to_ticks(as_number(v, here, 0, true));
-               });
+  matrix_param(
+      spec, path, cpus,
+      fmt::format("must be {{\"matrix\": [[ns, ...] x {0}] x {0}, \"source\": \"...\"}}", cpus),
+      "CPU", [&](int a, int b, const Json& v, const std::string& here) {
+        if (a == b) return;
+        out[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)] =
+            ns_to_ticks(as_number(v, here, 0, true));
+      });
   return out;
 }
 
@@ -298,8 +299,8 @@ MachineParams parse_machine(const Json& doc, const std::string& where) {
         m.*d.number = param_fine(obj, here, key, d.fallback);
         break;
       case ParamKind::Number:
-        m.*d.number = obj.contains(key) ? param(obj, here, key, true, 0, d.min_exclusive, d.max)
-                                        : d.fallback;
+        m.*d.number =
+            obj.contains(key) ? param(obj, here, key, true, 0, d.min_exclusive, d.max) : d.fallback;
         break;
       case ParamKind::Share:
         m.*d.number = d.fallback;
@@ -346,7 +347,8 @@ MachineParams parse_machine(const Json& doc, const std::string& where) {
   need(m.sockets > 1, m.lat_one_hop, "one_hop");
   need(max_hops >= 2, m.lat_two_hops, "two_hops");
   if (doc.contains("latency_matrix_ns"))
-    m.latency_matrix = latency_matrix(doc["latency_matrix_ns"], path + ": latency_matrix_ns", m.cpus);
+    m.latency_matrix =
+        latency_matrix(doc["latency_matrix_ns"], path + ": latency_matrix_ns", m.cpus);
   if (doc.contains("numa_distance"))
     m.numa_distance = numa_distance(doc["numa_distance"], path + ": numa_distance",
                                     m.sockets * m.dies_per_socket, *find_param("numa_distance"));

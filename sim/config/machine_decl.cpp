@@ -321,7 +321,7 @@ const std::vector<ParamDecl>& machine_params() {
      .min_exclusive = false,
      .max = kMaxParamNs,
      .description =
-         "Optional full measured matrix of cache-line transfer latencies in ns (cpus x cpus; row a, column b: a transfer from CPU a's cache to CPU b's; the diagonal is ignored). Overrides latency_ns pair by pair; the distance class of a pair (for the per-line counters) still comes from the topology. Checked by the simulator's loader (sim/machine/topology.cpp)."},
+         "Optional full measured matrix of cache-line transfer latencies in ns (cpus x cpus; row a, column b: a transfer from CPU a's cache to CPU b's; the diagonal is ignored). Overrides latency_ns pair by pair; the distance class of a pair (for the per-line counters) still comes from the topology. Checked by the machine loader (sim/config/machine_config.cpp)."},
     {.group = "",
      .key = "numa_distance",
      .kind = ParamKind::Matrix,

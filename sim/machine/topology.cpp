@@ -1,6 +1,5 @@
 #include "machine/topology.hpp"
 
-
 namespace semsim::machine {
 
 const char* distance_name(Distance d) {
@@ -47,8 +46,7 @@ Topology::Topology(const MachineParams& m) : m_(m), cpus_(m.cpus) {
   // Global die and core indices make "same core" / "same die" a plain comparison.
   const int C = m.cores_per_die, D = m.dies_per_socket, S = m.sockets;
   for (int id = 0; id < cpus_; ++id) {
-    const CpuPlace p =
-        cpu_place(id, S, D, C, m.threads_per_core, m.smt_adjacent);
+    const CpuPlace p = cpu_place(id, S, D, C, m.threads_per_core, m.smt_adjacent);
     const int global_die = p.socket * D + p.die;
     coords_.push_back({p.socket, global_die, global_die * C + p.core, p.thread});
   }

@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "calibrate/calibrate.hpp"
+#include "calibrate/probes.hpp"
 #include "config/machine_config.hpp"
 #include "core/errors.hpp"
 #include "machine/topology.hpp"
-#include "calibrate/calibrate.hpp"
-#include "calibrate/probes.hpp"
 #include "native/native_runner.hpp"
 #include "native/sysv_array.hpp"
 
