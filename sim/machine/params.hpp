@@ -2,7 +2,7 @@
 // integer picoseconds (Tick). sim/config/machine_config.cpp fills it from a machine
 // file (cpu_models/README.md) and checks every field there; nothing in sim/machine
 // reads JSON. What each parameter means, its unit, default and range are declared
-// once, in sim/config/machine_params_decl.cpp.
+// once, in sim/config/machine_decl.cpp.
 #pragma once
 
 #include <cstdint>

@@ -272,6 +272,41 @@ TEST_F(MachineLatencyMatrix, BadMatrixIsAnInputErrorNamingTheField) {
             std::string::npos);
 }
 
+TEST_F(MachineLatencyMatrix, BadMatricesAreRefusedWhenTheFileIsLoaded) {
+  // The loader checks the matrices itself: no Topology needs to be built to see the error.
+  auto error_of = [&](const char* key, const Json& matrix) -> std::string {
+    Json doc = config::machine_document("i3-ivybridge");
+    doc[key] = matrix;
+    try {
+      config::parse_machine(doc, "m.json");
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  // i3-ivybridge: one die, one NUMA node.
+  EXPECT_EQ(error_of("numa_distance", {{"matrix", {{10}}}, {"source", "t"}}), "");
+  EXPECT_NE(error_of("numa_distance", {{"matrix", {{10, 20}, {20, 10}}}, {"source", "t"}})
+                .find("m.json: numa_distance.matrix"),
+            std::string::npos);
+  EXPECT_NE(error_of("numa_distance", {{"matrix", {{9}}}, {"source", "t"}})
+                .find("numa_distance.matrix[0][0]"),
+            std::string::npos);  // below local
+  EXPECT_NE(error_of("numa_distance", {{"matrix", {{10}}}}).find("numa_distance"),
+            std::string::npos);  // no source
+  EXPECT_NE(error_of("latency_matrix_ns", {{"matrix", {{0, 1}, {1, 0}}}, {"source", "t"}})
+                .find("m.json: latency_matrix_ns.matrix"),
+            std::string::npos);
+  const auto m = config::parse_machine(
+      [] {
+        Json doc = config::machine_document("i3-ivybridge");
+        doc["numa_distance"] = {{"matrix", {{10}}}, {"source", "t"}};
+        return doc;
+      }(),
+      "m.json");
+  EXPECT_EQ(m.numa_distance, (std::vector<std::vector<int>>{{10}}));
+}
+
 TEST_F(MachineLatencyMatrix, BadSwitchRefillTableIsAnInputErrorNamingTheField) {
   auto error_of = [&](const Json& table) -> std::string {
     Json doc = config::machine_document("i3-ivybridge");
