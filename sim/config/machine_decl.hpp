@@ -41,7 +41,7 @@ struct ParamDecl {
   ParamKind kind;
   std::string_view unit;
   bool required;
-  double fallback;  // the value when absent, in `unit` (Ticks: -1 means "absent")
+  double fallback;                // the value when absent, in `unit` (Ticks: -1 means "absent")
   std::string_view default_text;  // the default as the README says it
   double min;                     // valid range of numbers: min (exclusive if min_exclusive) ..
   bool min_exclusive;
