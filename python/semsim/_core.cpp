@@ -17,7 +17,7 @@
 #include "driver/trace_point.hpp"
 #include "ipc/kernel_policy.hpp"
 #include "machine/topology.hpp"
-#include "native/calibrate.hpp"
+#include "calibrate/calibrate.hpp"
 #include "native/host_error.hpp"
 #include "native/native_runner.hpp"
 
@@ -222,12 +222,12 @@ PYBIND11_MODULE(_core, m) {
         std::string text;
         {
           py::gil_scoped_release release;
-          text = semsim::native::calibrate_to_file(out_path, quick);
+          text = semsim::calibrate::run_to_file(out_path, quick);
         }
         return text;
       },
       py::arg("out_path") = "", py::arg("quick") = false,
-      "Measures this host with the calibration probes (sim/native/calibrate.hpp) and returns the "
+      "Measures this host with the calibration probes (sim/calibrate/calibrate.hpp) and returns the "
       "machine model (cpu_models format) as JSON text; writes it to out_path too unless it is \"\" "
       "(the model's name is the file's stem, else \"host\"). quick: fewer, shorter repeats (a few "
       "seconds).");

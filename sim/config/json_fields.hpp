@@ -9,6 +9,12 @@
 
 #include "core/json.hpp"
 
+namespace semsim {
+
+// Reads a JSON file; a missing file or malformed JSON is an InputError naming the path.
+Json load_json_file(const std::string& path);
+}  // namespace semsim
+
 namespace semsim::config {
 
 // "workload.semaphores" style path of a child field.

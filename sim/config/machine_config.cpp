@@ -8,6 +8,7 @@
 #include <map>
 
 #include "config/json_fields.hpp"
+#include "config/machine_decl.hpp"
 #include "core/errors.hpp"
 
 namespace fs = std::filesystem;
@@ -50,10 +51,6 @@ const Json& sourced_value(const Json& obj, const std::string& path, const std::s
   return p["value"];
 }
 
-// The largest time a machine parameter may give: one second (time slices are ms, the
-// rest ns to us), far inside the int64 picoseconds of a Tick.
-constexpr double kMaxParamNs = 1e9;
-
 // A {"value": x, "source": "..."} parameter, in nanoseconds: a finite number from 0 (or
 // above 0 when `positive`) to kMaxParamNs.
 double param(const Json& obj, const std::string& path, const std::string& key, bool required = true,
@@ -91,6 +88,137 @@ double param_fine(const Json& obj, const std::string& path, const std::string& k
   return ns;
 }
 
+// [[reuse distance, ns], ...] with increasing distances from 1.
+std::vector<std::pair<std::int64_t, Tick>> refill_table(const Json& doc, const std::string& path,
+                                                        const std::string& key) {
+  std::vector<std::pair<std::int64_t, Tick>> out;
+  const std::string here = child_path(path, key);
+  const std::string shape =
+      R"({"value": [[reuse distance, ns], ...] with distances >= 1 increasing and ns >= 0, )"
+      R"("source": "where it comes from"})";
+  const Json& table = sourced_value(doc, path, key, shape.c_str());
+  if (!table.is_array() || table.empty()) fail(here, "must be an object " + shape);
+  std::int64_t last = 0;
+  for (const Json& row : table) {
+    if (!row.is_array() || row.size() != 2 || !row[0].is_number_integer() || !row[1].is_number() ||
+        row[0].get<std::int64_t>() <= last || !(row[1].get<double>() >= 0) ||
+        row[1].get<double>() > kMaxParamNs)
+      fail(here + ".value", "must be an object " + shape);
+    last = row[0].get<std::int64_t>();
+    out.emplace_back(last, ns_to_ticks(row[1].get<double>()));
+  }
+  return out;
+}
+
+// An optional parameter whose value is an object of its own: {"value": {...}, "source"}.
+const Json& object_value(const Json& doc, const std::string& path, const std::string& key,
+                         const std::string& shape) {
+  const Json& v = sourced_value(doc, path, key, shape.c_str());
+  if (!v.is_object()) fail(child_path(path, key), "must be an object " + shape);
+  return v;
+}
+
+void wakeup_jitter(const Json& doc, const std::string& path, const std::string& key,
+                   MachineParams& m) {
+  const std::string here = child_path(path, key);
+  const Json& v = object_value(
+      doc, path, key,
+      R"({"value": {"waker": [multiple of the mean, ...], "wakee": [...]} with 2 to 1000 )"
+      R"(positive numbers each, "source": "where it comes from"})");
+  auto shape_table = [&](const char* side, std::vector<double>& out) {
+    if (!v.contains(side) || !v[side].is_array() || v[side].size() < 2 || v[side].size() > 1000)
+      fail(here + ".value." + side, "must be a list of 2 to 1000 positive numbers");
+    double sum = 0;
+    for (const Json& x : v[side]) {
+      if (!x.is_number() || !(x.get<double>() > 0) || x.get<double>() > 1e6)
+        fail(here + ".value." + side,
+             "must be a list of 2 to 1000 positive numbers (multiples of the mean, at most 1e6)");
+      out.push_back(x.get<double>());
+      sum += out.back();
+    }
+    // Multiples of the mean: rescaled so that their mean is exactly 1, so that the
+    // draws keep the calibrated mean cost.
+    for (double& x : out) x *= static_cast<double>(out.size()) / sum;
+  };
+  shape_table("waker", m.wakeup_jitter_waker);
+  shape_table("wakee", m.wakeup_jitter_wakee);
+}
+
+void os_noise(const Json& doc, const std::string& path, const std::string& key, MachineParams& m) {
+  const std::string here = child_path(path, key);
+  const Json& v = object_value(
+      doc, path, key,
+      R"({"value": {"per_s": interruptions per second >= 0, "durations_ns": [ns, ...] with 1 )"
+      R"(to 1000 positive numbers}, "source": "where it comes from"})");
+  if (!v.contains("per_s") || !v["per_s"].is_number() || !(v["per_s"].get<double>() >= 0) ||
+      v["per_s"].get<double>() > 1e6)
+    fail(here + ".value.per_s", "must be a number of interruptions per second, 0 to 1000000");
+  m.noise_per_s = v["per_s"].get<double>();
+  const Json* d = v.contains("durations_ns") ? &v["durations_ns"] : nullptr;
+  if (d == nullptr || !d->is_array() || d->empty() || d->size() > 1000)
+    fail(here + ".value.durations_ns", "must be a list of 1 to 1000 durations in ns, each > 0");
+  for (const Json& x : *d) {
+    if (!x.is_number() || !(x.get<double>() > 0) || x.get<double>() > 1e9)
+      fail(here + ".value.durations_ns",
+           "must be a list of 1 to 1000 durations in ns, each > 0 and at most 1 s");
+    m.noise_durations.push_back(ns_to_ticks(x.get<double>()));
+  }
+}
+
+// A {"matrix": [[...] x n] x n, "source": "..."} parameter: rows of numbers, each read
+// by `entry` (which checks it) at its path "<path>.matrix[a][b]".
+template <class Entry>
+void matrix_param(const Json& spec, const std::string& path, int n, const std::string& shape,
+                  const char* per_row, Entry entry) {
+  if (!spec.is_object() || !spec.contains("matrix") || !spec.contains("source")) fail(path, shape);
+  reject_unknown_keys(spec, path, {"matrix", "source"});
+  if (as_string(spec["source"], path + ".source").empty())
+    fail(path + ".source", "must not be empty");
+  const auto& rows = spec["matrix"];
+  if (!rows.is_array() || rows.size() != static_cast<std::size_t>(n)) fail(path + ".matrix", shape);
+  for (int a = 0; a < n; ++a) {
+    const auto& row = rows[static_cast<std::size_t>(a)];
+    const std::string rp = fmt::format("{}.matrix[{}]", path, a);
+    if (!row.is_array() || row.size() != static_cast<std::size_t>(n))
+      fail(rp, fmt::format("must have {} entries (one per {})", n, per_row));
+    for (int b = 0; b < n; ++b)
+      entry(a, b, row[static_cast<std::size_t>(b)], fmt::format("{}[{}]", rp, b));
+  }
+}
+
+// latency_matrix_ns: row a, column b is a transfer from CPU a's cache to CPU b's, in ns.
+// The diagonal is ignored (0).
+std::vector<std::vector<Tick>> latency_matrix(const Json& spec, const std::string& path, int cpus) {
+  std::vector<std::vector<Tick>> out(static_cast<std::size_t>(cpus),
+                                     std::vector<Tick>(static_cast<std::size_t>(cpus), 0));
+  matrix_param(
+      spec, path, cpus,
+      fmt::format("must be {{\"matrix\": [[ns, ...] x {0}] x {0}, \"source\": \"...\"}}", cpus),
+      "CPU", [&](int a, int b, const Json& v, const std::string& here) {
+        if (a == b) return;
+        out[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)] =
+            ns_to_ticks(as_number(v, here, 0, true));
+      });
+  return out;
+}
+
+// numa_distance: nodes x nodes, a node being a die; SLIT-like integers, 10 = local.
+std::vector<std::vector<int>> numa_distance(const Json& spec, const std::string& path, int nodes,
+                                            const ParamDecl& d) {
+  std::vector<std::vector<int>> out(static_cast<std::size_t>(nodes),
+                                    std::vector<int>(static_cast<std::size_t>(nodes), 0));
+  matrix_param(
+      spec, path, nodes,
+      fmt::format("must be {{\"matrix\": [[distance, ...] x {0}] x {0}, \"source\": \"...\"}} (one "
+                  "node per die)",
+                  nodes),
+      "NUMA node", [&](int a, int b, const Json& v, const std::string& here) {
+        out[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)] = static_cast<int>(
+            as_int(v, here, static_cast<std::int64_t>(d.min), static_cast<std::int64_t>(d.max)));
+      });
+  return out;
+}
+
 }  // namespace
 
 void set_data_dir(const std::string& dir) { g_data_dir = dir; }
@@ -100,7 +228,6 @@ MachineParams parse_machine(const Json& doc, const std::string& where) {
   const std::string path = where;
   if (!doc.is_object()) fail(path, "a machine model must be a JSON object");
   MachineParams m;
-  m.raw = doc;
   m.hash = fnv1a64(doc.dump());
   m.name = doc.contains("name") ? as_string(doc["name"], path + ": name")
                                 : fs::path(where).stem().string();
@@ -148,122 +275,59 @@ MachineParams parse_machine(const Json& doc, const std::string& where) {
   }
   const Json& lat = require(doc, path, "latency_ns");
   const std::string lp = path + ": latency_ns";
-  reject_unknown_keys(lat, lp, {"smt", "same_die", "same_socket", "one_hop", "two_hops"});
-  m.lat_smt = param_ticks(lat, lp, "smt", false);
-  m.lat_same_die = param_ticks(lat, lp, "same_die", false);
-  m.lat_same_socket = param_ticks(lat, lp, "same_socket", false);
-  m.lat_one_hop = param_ticks(lat, lp, "one_hop", false);
-  m.lat_two_hops = param_ticks(lat, lp, "two_hops", false);
-  m.memory_latency = param_ticks(doc, path, "memory_latency_ns");
   const Json& c = require(doc, path, "costs_ns");
   const std::string cp = path + ": costs_ns";
-  m.l1_hit = param_ticks(c, cp, "l1_hit");
-  m.atomic_rmw = param_ticks(c, cp, "atomic_rmw");
-  m.full_fence = param_ticks(c, cp, "full_fence");
-  m.syscall = param_ticks(c, cp, "syscall");
-  // May be 0: the lumped path closed on a probe (the calibration simulates the call
-  // without it); the syscall and the modelled accesses still cost time.
-  m.semop_kernel_path = param_ticks(c, cp, "semop_kernel_path", true, /*positive=*/false);
-  m.context_switch = param_ticks(c, cp, "context_switch");
-  m.wakeup_waker = param_ticks(c, cp, "wakeup_waker");
-  m.wakeup_latency = param_ticks(c, cp, "wakeup_latency");
-  m.ipi = param_ticks(c, cp, "ipi");
-  m.user_loop_iteration = param_ticks(c, cp, "user_loop_iteration");
-  m.bubble_sort_round = param_ticks(c, cp, "bubble_sort_round", false);
-  m.time_slice = param_ticks(c, cp, "time_slice");
-  // Optional (models that predate them): 0, the behaviour before they existed.
-  m.wakeup_protection =
-      std::max<Tick>(0, param_ticks(c, cp, "wakeup_protection", false, /*positive=*/false));
-  m.resched_ipi = std::max<Tick>(0, param_ticks(c, cp, "resched_ipi", false, /*positive=*/false));
-  m.memcpy_byte_ns = param_fine(c, cp, "memcpy_byte", 0);
-  // Optional: without a probe, one cycle of the model's clock (an assumption:
-  // a volatile increment loop retires about one iteration per cycle).
-  m.busy_loop_iteration_ns = param_fine(c, cp, "busy_loop_iteration", -1);
-  m.clock_ghz = doc.contains("clock_ghz") ? param(doc, path, "clock_ghz", true, 0, true, 1000) : 0;
-  if (doc.contains("wakeup_preemption")) {
-    const char* shape = R"({"value": true or false, "source": "where it comes from"})";
-    const Json& v = sourced_value(doc, path, "wakeup_preemption", shape);
-    if (!v.is_boolean())
-      fail(child_path(path, "wakeup_preemption"), std::string("must be an object ") + shape);
-    m.wakeup_preemption = v.get<bool>();
+  {
+    std::vector<std::string> classes;
+    for (const ParamDecl& d : machine_params())
+      if (d.group == "latency_ns") classes.emplace_back(d.key);
+    reject_unknown_keys(lat, lp, classes);
   }
-  // Optional shares of wake-ups (absent: the default in MachineParams).
-  auto share = [&](const char* key, double& out) {
-    if (!doc.contains(key)) return;
-    out = param(doc, path, key);
-    if (out < 0 || out > 1) fail(child_path(path, key) + ".value", "must be between 0 and 1");
-  };
-  share("busy_pull_share", m.busy_pull_share);
-  share("idle_search_share", m.idle_search_share);
-  // Optional refill tables: [[reuse distance, ns], ...].
-  auto refill_table = [&](const char* key, std::vector<std::pair<std::int64_t, Tick>>& out) {
-    if (!doc.contains(key)) return;
-    const std::string here = child_path(path, key);
-    const std::string shape =
-        R"({"value": [[reuse distance, ns], ...] with distances >= 1 increasing and ns >= 0, )"
-        R"("source": "where it comes from"})";
-    const Json& table = sourced_value(doc, path, key, shape.c_str());
-    if (!table.is_array() || table.empty()) fail(here, "must be an object " + shape);
-    std::int64_t last = 0;
-    for (const Json& row : table) {
-      if (!row.is_array() || row.size() != 2 || !row[0].is_number_integer() ||
-          !row[1].is_number() || row[0].get<std::int64_t>() <= last ||
-          !(row[1].get<double>() >= 0) || row[1].get<double>() > kMaxParamNs)
-        fail(here + ".value", "must be an object " + shape);
-      last = row[0].get<std::int64_t>();
-      out.emplace_back(last, ns_to_ticks(row[1].get<double>()));
-    }
-  };
-  refill_table("switch_refill_ns", m.switch_refill);
-  refill_table("switch_refill_process_ns", m.switch_refill_process);
-  // An optional parameter whose value is an object of its own: {"value": {...}, "source"}.
-  auto object_value = [&](const char* key, const std::string& shape) -> const Json& {
-    const Json& v = sourced_value(doc, path, key, shape.c_str());
-    if (!v.is_object()) fail(child_path(path, key), "must be an object " + shape);
-    return v;
-  };
-  if (doc.contains("wakeup_jitter")) {
-    const std::string here = child_path(path, "wakeup_jitter");
-    const Json& v = object_value(
-        "wakeup_jitter",
-        R"({"value": {"waker": [multiple of the mean, ...], "wakee": [...]} with 2 to 1000 )"
-        R"(positive numbers each, "source": "where it comes from"})");
-    auto shape_table = [&](const char* side, std::vector<double>& out) {
-      if (!v.contains(side) || !v[side].is_array() || v[side].size() < 2 || v[side].size() > 1000)
-        fail(here + ".value." + side, "must be a list of 2 to 1000 positive numbers");
-      double sum = 0;
-      for (const Json& x : v[side]) {
-        if (!x.is_number() || !(x.get<double>() > 0) || x.get<double>() > 1e6)
-          fail(here + ".value." + side,
-               "must be a list of 2 to 1000 positive numbers (multiples of the mean, at most 1e6)");
-        out.push_back(x.get<double>());
-        sum += out.back();
+  for (const ParamDecl& d : machine_params()) {
+    const Json& obj = d.group == "latency_ns" ? lat : d.group == "costs_ns" ? c : doc;
+    const std::string here = d.group == "latency_ns" ? lp : d.group == "costs_ns" ? cp : path;
+    const std::string key(d.key);
+    switch (d.kind) {
+      case ParamKind::Ticks:
+        // semop_kernel_path may be 0: the lumped path closed on a probe (the calibration
+        // simulates the call without it); the syscall and the modelled accesses still
+        // cost time.
+        m.*d.ticks = param_ticks(obj, here, key, d.required, d.min_exclusive);
+        if (!obj.contains(key)) m.*d.ticks = d.fallback < 0 ? -1 : ns_to_ticks(d.fallback);
+        break;
+      case ParamKind::FineNs:
+        m.*d.number = param_fine(obj, here, key, d.fallback);
+        break;
+      case ParamKind::Number:
+        m.*d.number =
+            obj.contains(key) ? param(obj, here, key, true, 0, d.min_exclusive, d.max) : d.fallback;
+        break;
+      case ParamKind::Share:
+        m.*d.number = d.fallback;
+        if (!obj.contains(key)) break;
+        m.*d.number = param(obj, here, key);
+        if (m.*d.number < d.min || m.*d.number > d.max)
+          fail(child_path(here, key) + ".value", "must be between 0 and 1");
+        break;
+      case ParamKind::Flag: {
+        if (!obj.contains(key)) break;
+        const char* shape = R"({"value": true or false, "source": "where it comes from"})";
+        const Json& v = sourced_value(obj, here, key, shape);
+        if (!v.is_boolean()) fail(child_path(here, key), std::string("must be an object ") + shape);
+        m.*d.flag = v.get<bool>();
+        break;
       }
-      // Multiples of the mean: rescaled so that their mean is exactly 1, so that the
-      // draws keep the calibrated mean cost.
-      for (double& x : out) x *= static_cast<double>(out.size()) / sum;
-    };
-    shape_table("waker", m.wakeup_jitter_waker);
-    shape_table("wakee", m.wakeup_jitter_wakee);
-  }
-  if (doc.contains("os_noise")) {
-    const std::string here = child_path(path, "os_noise");
-    const Json& v = object_value(
-        "os_noise",
-        R"({"value": {"per_s": interruptions per second >= 0, "durations_ns": [ns, ...] with 1 )"
-        R"(to 1000 positive numbers}, "source": "where it comes from"})");
-    if (!v.contains("per_s") || !v["per_s"].is_number() || !(v["per_s"].get<double>() >= 0) ||
-        v["per_s"].get<double>() > 1e6)
-      fail(here + ".value.per_s", "must be a number of interruptions per second, 0 to 1000000");
-    m.noise_per_s = v["per_s"].get<double>();
-    const Json* d = v.contains("durations_ns") ? &v["durations_ns"] : nullptr;
-    if (d == nullptr || !d->is_array() || d->empty() || d->size() > 1000)
-      fail(here + ".value.durations_ns", "must be a list of 1 to 1000 durations in ns, each > 0");
-    for (const Json& x : *d) {
-      if (!x.is_number() || !(x.get<double>() > 0) || x.get<double>() > 1e9)
-        fail(here + ".value.durations_ns",
-             "must be a list of 1 to 1000 durations in ns, each > 0 and at most 1 s");
-      m.noise_durations.push_back(ns_to_ticks(x.get<double>()));
+      case ParamKind::RefillTable:
+        if (obj.contains(key)) m.*d.table = refill_table(obj, here, key);
+        break;
+      case ParamKind::Jitter:
+        if (obj.contains(key)) wakeup_jitter(obj, here, key, m);
+        break;
+      case ParamKind::Noise:
+        if (obj.contains(key)) os_noise(obj, here, key, m);
+        break;
+      case ParamKind::Matrix:
+        break;  // after the topology checks below: their shape depends on it
     }
   }
   if (m.time_slice <= 0) fail(cp + ".time_slice", "must be > 0");
@@ -282,6 +346,12 @@ MachineParams parse_machine(const Json& doc, const std::string& where) {
   need(m.dies_per_socket > 1, m.lat_same_socket, "same_socket");
   need(m.sockets > 1, m.lat_one_hop, "one_hop");
   need(max_hops >= 2, m.lat_two_hops, "two_hops");
+  if (doc.contains("latency_matrix_ns"))
+    m.latency_matrix =
+        latency_matrix(doc["latency_matrix_ns"], path + ": latency_matrix_ns", m.cpus);
+  if (doc.contains("numa_distance"))
+    m.numa_distance = numa_distance(doc["numa_distance"], path + ": numa_distance",
+                                    m.sockets * m.dies_per_socket, *find_param("numa_distance"));
   return m;
 }
 
@@ -312,19 +382,16 @@ bool preset_name(const std::string& name) {
   return true;
 }
 
-MachineParams load_file(const std::string& file, const std::string& where) {
-  MachineParams m = parse_machine(load_json_file(file), where);
-  m.file = fs::absolute(file).lexically_normal().string();
-  return m;
-}
+// The file `name_or_path` means and how errors name it.
+struct MachineFile {
+  std::string file, where;
+};
 
-}  // namespace
-
-MachineParams load_machine(const std::string& name_or_path) {
+MachineFile resolve_machine(const std::string& name_or_path) {
   bool is_path =
       name_or_path.find('/') != std::string::npos ||
       (name_or_path.size() > 5 && name_or_path.substr(name_or_path.size() - 5) == ".json");
-  if (is_path) return load_file(name_or_path, name_or_path);
+  if (is_path) return {name_or_path, name_or_path};
   // "host": the calibrated model of this machine, in one per-user place (semsim
   // calibrate writes it), or an error saying how to make it: never a stand-in.
   if (name_or_path == "host") {
@@ -336,14 +403,14 @@ MachineParams load_machine(const std::string& name_or_path) {
                        "name a preset (host-default is the Intel guest semsim was first developed "
                        "on) or a machine file",
                        file));
-    return load_file(file, "host");
+    return {file, "host"};
   }
   // Presets come from the package's own models only: a cpu_models/ directory where the
   // command runs does not shadow them (give its files by path).
   if (preset_name(name_or_path)) {
     for (const auto& dir : model_dirs()) {
       const fs::path candidate = fs::path(dir) / (name_or_path + ".json");
-      if (regular_file(candidate)) return load_file(candidate.string(), name_or_path);
+      if (regular_file(candidate)) return {candidate.string(), name_or_path};
     }
   }
   std::vector<std::string> names;
@@ -351,6 +418,19 @@ MachineParams load_machine(const std::string& name_or_path) {
   fail("machine",
        fmt::format("unknown machine \"{}\"; presets: {}; or give a path to a machine file",
                    echo_text(name_or_path), join(names)));
+}
+
+}  // namespace
+
+MachineParams load_machine(const std::string& name_or_path) {
+  const MachineFile f = resolve_machine(name_or_path);
+  MachineParams m = parse_machine(load_json_file(f.file), f.where);
+  m.file = fs::absolute(f.file).lexically_normal().string();
+  return m;
+}
+
+Json machine_document(const std::string& name_or_path) {
+  return load_json_file(resolve_machine(name_or_path).file);
 }
 
 std::vector<MachineEntry> list_machines() {

@@ -7,72 +7,13 @@
 #include <string>
 #include <vector>
 
-#include "config/scenario.hpp"
-#include "core/time.hpp"
+#include "core/json.hpp"
+#include "machine/params.hpp"
 
 namespace semsim::config {
 
-struct MachineParams {
-  std::string name;
-  std::string description;
-  int cpus = 1;
-  int sockets = 1, dies_per_socket = 1, cores_per_die = 1, threads_per_core = 1;
-  bool smt_adjacent =
-      false;  // numbering: siblings consecutive (else Linux-style, siblings at +cores)
-  std::vector<std::vector<int>> socket_hops;  // sockets x sockets
-
-  // Cache-line transfer latency by distance class; -1 where the class does not occur.
-  Tick lat_smt = -1, lat_same_die = -1, lat_same_socket = -1, lat_one_hop = -1, lat_two_hops = -1;
-  Tick memory_latency = 0;
-
-  Tick l1_hit = 0, atomic_rmw = 0, full_fence = 0;
-  Tick syscall = 0, semop_kernel_path = 0;
-  Tick context_switch = 0, wakeup_waker = 0, wakeup_latency = 0, ipi = 0;
-  Tick user_loop_iteration = 0, bubble_sort_round = 0, time_slice = 0;
-  double busy_loop_iteration_ns = 0;  // one iteration of an empty volatile counting loop
-  double memcpy_byte_ns = 0;
-  double clock_ghz = 0;
-  // A task woken onto a CPU that runs another task preempts it at that task's next
-  // preemption point (CFS/EEVDF wakeup preemption) instead of waiting for its slice.
-  bool wakeup_preemption = false;
-  // EEVDF's run-to-parity: a task that got its CPU because it was woken cannot be
-  // preempted by a wake-up until it has run this long; one that got it back after a
-  // preemption (or never slept) can be at once. 0: no protection.
-  Tick wakeup_protection = 0;
-  // What a wake-up that preempts the task on another, busy CPU adds to the waker's
-  // try_to_wake_up(): the reschedule IPI (on a VM, an exit). 0: free.
-  Tick resched_ipi = 0;
-  // select_idle_sibling(): the share of wake-ups whose previous CPU is busy in which
-  // the search for an idle CPU finds one that is idle (else the wakee queues on its
-  // previous CPU). 1: it always does. Linux 6.0+ limits the search by the LLC's load
-  // (SIS_UTIL), which the calibration measures rather than models.
-  double idle_search_share = 1.0;
-  // Of the wake-ups whose wakee last ran on another CPU that is busy, with no idle CPU
-  // taken, the share in which the wakee goes to the waker's CPU instead. 0: never.
-  double busy_pull_share = 0.0;
-  // Extra cost of a switch-in by reuse distance (how many other switch-ins the CPU
-  // did since this task last ran there): {distance, extra}, increasing distance.
-  // Empty: none (a task's state is assumed to stay cached).
-  std::vector<std::pair<std::int64_t, Tick>> switch_refill;
-  // The same for a switch-in that changes the address space (the CPU last ran a task
-  // of another process): page tables and TLB refill too. Empty: switch_refill.
-  std::vector<std::pair<std::int64_t, Tick>> switch_refill_process;
-  // How a wake-up that kicks an idle CPU varies from one to the next: equal-mass
-  // quantiles of the waker's cost and of the wakee's latency, each as a multiple of its
-  // mean (the tables' means are 1). Each such wake-up draws one entry of each. Empty:
-  // every wake-up costs the mean.
-  std::vector<double> wakeup_jitter_waker, wakeup_jitter_wakee;
-  // OS noise: what interrupts a running CPU (timer ticks, device interrupts and, on a
-  // VM, the hypervisor taking the vCPU away). Interruptions arrive at random at
-  // `noise_per_s` per second of a CPU's running time, and each takes one of
-  // `noise_durations` (equal-count bins of the probed lengths). 0 / empty: none.
-  double noise_per_s = 0;
-  std::vector<Tick> noise_durations;
-
-  std::string hash;  // "fnv1a64:<hex>" of the canonical JSON, for provenance
-  std::string file;  // the file it was read from (absolute), "" when not from a file
-  Json raw;
-};
+// MachineParams (sim/machine/params.hpp): this loader is the only code that fills it
+// from JSON.
 
 // Directory holding cpu_models/ and scenarios/ (package data when installed).
 void set_data_dir(const std::string& dir);
@@ -87,7 +28,11 @@ std::string host_model_path();
 // other name is a preset of the package (cpu_models/<name>.json of the data
 // directories, never of the current directory).
 MachineParams load_machine(const std::string& name_or_path);
+// Every field is checked here, matrices included; an error names the field's path.
 MachineParams parse_machine(const Json& doc, const std::string& where);
+// The JSON document load_machine() would read for `name_or_path`, unchecked beyond
+// being JSON (for tools and tests that edit a model and load the result).
+Json machine_document(const std::string& name_or_path);
 
 struct MachineEntry {
   std::string name, description;

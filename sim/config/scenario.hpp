@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "config/json_fields.hpp"
 #include "core/json.hpp"
 #include "ipc/kernel_policy.hpp"
 #include "workloads/spec.hpp"
@@ -30,9 +31,6 @@ struct Scenario {
   int repeats = 1;  // seeds (simulator) or runs (native) per point
   Json raw;         // the scenario after overrides, echoed into results
 };
-
-// Reads a JSON file; a missing file or malformed JSON is an InputError naming the path.
-Json load_json_file(const std::string& path);
 
 // Applies one "--set a.b.c=VALUE" override in place. VALUE is parsed as JSON; text that is
 // not valid JSON is taken as a string. Creates intermediate objects as needed.

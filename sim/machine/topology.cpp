@@ -1,9 +1,5 @@
 #include "machine/topology.hpp"
 
-#include <fmt/format.h>
-
-#include "config/json_fields.hpp"
-
 namespace semsim::machine {
 
 const char* distance_name(Distance d) {
@@ -36,28 +32,23 @@ constexpr int kDistancePerHop = 10;
 
 }  // namespace
 
-Topology::Topology(const config::MachineParams& m) : m_(m), cpus_(m.cpus) {
-  // Numbering as documented in cpu_models/README.md. Global die and core
-  // indices make "same core" / "same die" a plain comparison.
-  const int T = m.threads_per_core, C = m.cores_per_die, D = m.dies_per_socket, S = m.sockets;
-  const int N = m.cpus / T;  // physical cores
+CpuPlace cpu_place(int cpu, int sockets, int dies_per_socket, int cores_per_die,
+                   int threads_per_core, bool smt_adjacent) {
+  const int T = threads_per_core, C = cores_per_die, D = dies_per_socket, S = sockets;
+  if (smt_adjacent) return {cpu / (T * C * D), (cpu / (T * C)) % D, (cpu / T) % C, cpu % T};
+  const int N = S * D * C;  // physical cores
+  const int k = cpu % N;
+  const int j = k / S;
+  return {k % S, j / C, j % C, cpu / N};
+}
+
+Topology::Topology(const MachineParams& m) : m_(m), cpus_(m.cpus) {
+  // Global die and core indices make "same core" / "same die" a plain comparison.
+  const int C = m.cores_per_die, D = m.dies_per_socket, S = m.sockets;
   for (int id = 0; id < cpus_; ++id) {
-    int thread, core, die, socket;
-    if (m.smt_adjacent) {
-      thread = id % T;
-      core = (id / T) % C;
-      die = (id / (T * C)) % D;
-      socket = id / (T * C * D);
-    } else {
-      thread = id / N;
-      const int k = id % N;
-      socket = k % S;
-      const int j = k / S;
-      die = j / C;
-      core = j % C;
-    }
-    const int global_die = socket * D + die;
-    coords_.push_back({socket, global_die, global_die * C + core, thread});
+    const CpuPlace p = cpu_place(id, S, D, C, m.threads_per_core, m.smt_adjacent);
+    const int global_die = p.socket * D + p.die;
+    coords_.push_back({p.socket, global_die, global_die * C + p.core, p.thread});
   }
   // A class the model leaves out falls back to the next farther one that it
   // gives, else the nearest nearer one.
@@ -97,77 +88,28 @@ Topology::Topology(const config::MachineParams& m) : m_(m), cpus_(m.cpus) {
       latency_[index(a, b)] = class_latency_[static_cast<std::size_t>(d)];
     }
   }
+  // The measured matrix, when the model has one (checked cpus x cpus by the loader),
+  // overrides the classes pair by pair; the diagonal stays 0.
+  has_matrix_ = !m.latency_matrix.empty();
+  if (has_matrix_)
+    for (int a = 0; a < cpus_; ++a)
+      for (int b = 0; b < cpus_; ++b)
+        if (a != b)
+          latency_[index(a, b)] =
+              m.latency_matrix[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)];
   nodes_ = S * D;
   numa_.assign(static_cast<std::size_t>(nodes_) * static_cast<std::size_t>(nodes_), kLocalDistance);
   for (int a = 0; a < nodes_; ++a)
     for (int b = 0; b < nodes_; ++b) {
       int v = kLocalDistance;
-      if (a / D == b / D && a != b)
+      if (!m.numa_distance.empty())
+        v = m.numa_distance[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)];
+      else if (a / D == b / D && a != b)
         v = kSamePackageDistance;
       else if (a / D != b / D)
         v = kLocalDistance + kDistancePerHop * hops_between(a / D, b / D);
       numa_[static_cast<std::size_t>(a * nodes_ + b)] = v;
     }
-  const std::string where = "machine " + m.name;
-  if (m.raw.is_object()) {
-    if (m.raw.contains("latency_matrix_ns"))
-      load_latency_matrix(m.raw["latency_matrix_ns"], where + ": latency_matrix_ns");
-    if (m.raw.contains("numa_distance"))
-      load_numa_distance(m.raw["numa_distance"], where + ": numa_distance");
-  }
-}
-
-void Topology::load_latency_matrix(const Json& spec, const std::string& path) {
-  // {"matrix": [[ns, ...], ...], "source": "..."}: row a, column b is a
-  // transfer from CPU a's cache to CPU b's. The diagonal is ignored (0).
-  const std::string shape =
-      fmt::format("must be {{\"matrix\": [[ns, ...] x {0}] x {0}, \"source\": \"...\"}}", cpus_);
-  if (!spec.is_object() || !spec.contains("matrix") || !spec.contains("source"))
-    config::fail(path, shape);
-  config::reject_unknown_keys(spec, path, {"matrix", "source"});
-  if (config::as_string(spec["source"], path + ".source").empty())
-    config::fail(path + ".source", "must not be empty");
-  const auto& rows = spec["matrix"];
-  if (!rows.is_array() || rows.size() != static_cast<std::size_t>(cpus_))
-    config::fail(path + ".matrix", shape);
-  for (int a = 0; a < cpus_; ++a) {
-    const auto& row = rows[static_cast<std::size_t>(a)];
-    const std::string rp = fmt::format("{}.matrix[{}]", path, a);
-    if (!row.is_array() || row.size() != static_cast<std::size_t>(cpus_))
-      config::fail(rp, fmt::format("must have {} entries (one per CPU)", cpus_));
-    for (int b = 0; b < cpus_; ++b) {
-      if (a == b) continue;
-      const double ns = config::as_number(row[static_cast<std::size_t>(b)],
-                                          fmt::format("{}[{}]", rp, b), 0, true);
-      latency_[index(a, b)] = ns_to_ticks(ns);
-    }
-  }
-  has_matrix_ = true;
-}
-
-void Topology::load_numa_distance(const Json& spec, const std::string& path) {
-  // {"matrix": [[10, 21, ...], ...], "source": "..."}: nodes x nodes, a node being a die.
-  const std::string shape = fmt::format(
-      "must be {{\"matrix\": [[distance, ...] x {0}] x {0}, \"source\": \"...\"}} (one node per "
-      "die)",
-      nodes_);
-  if (!spec.is_object() || !spec.contains("matrix") || !spec.contains("source"))
-    config::fail(path, shape);
-  config::reject_unknown_keys(spec, path, {"matrix", "source"});
-  if (config::as_string(spec["source"], path + ".source").empty())
-    config::fail(path + ".source", "must not be empty");
-  const auto& rows = spec["matrix"];
-  if (!rows.is_array() || rows.size() != static_cast<std::size_t>(nodes_))
-    config::fail(path + ".matrix", shape);
-  for (int a = 0; a < nodes_; ++a) {
-    const auto& row = rows[static_cast<std::size_t>(a)];
-    const std::string rp = fmt::format("{}.matrix[{}]", path, a);
-    if (!row.is_array() || row.size() != static_cast<std::size_t>(nodes_))
-      config::fail(rp, fmt::format("must have {} entries (one per NUMA node)", nodes_));
-    for (int b = 0; b < nodes_; ++b)
-      numa_[static_cast<std::size_t>(a * nodes_ + b)] = static_cast<int>(config::as_int(
-          row[static_cast<std::size_t>(b)], fmt::format("{}[{}]", rp, b), kLocalDistance, 255));
-  }
 }
 
 Tick Topology::memory_latency(int cpu, int node) const {

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "config/machine_config.hpp"
+#include "machine/params.hpp"
 
 namespace semsim::machine {
 
@@ -32,9 +32,8 @@ struct CpuCoords {
 
 class Topology {
  public:
-  // Throws InputError naming the field if the optional latency_matrix_ns or
-  // numa_distance of the machine file is malformed.
-  explicit Topology(const config::MachineParams& m);
+  // `m` as the machine loader checked it (sim/config/machine_config.hpp).
+  explicit Topology(const MachineParams& m);
   int cpus() const { return cpus_; }
   const CpuCoords& coords(int cpu) const { return coords_[static_cast<std::size_t>(cpu)]; }
   Distance distance(int a, int b) const { return dist_[index(a, b)]; }
@@ -54,16 +53,14 @@ class Topology {
   // A line fetched from DRAM homed on `node` by `cpu`; node < 0: the CPU's own node.
   Tick memory_latency(int cpu, int node) const;
 
-  const config::MachineParams& params() const { return m_; }
+  const MachineParams& params() const { return m_; }
 
  private:
   std::size_t index(int a, int b) const {
     return static_cast<std::size_t>(a) * static_cast<std::size_t>(cpus_) +
            static_cast<std::size_t>(b);
   }
-  void load_latency_matrix(const Json& spec, const std::string& path);
-  void load_numa_distance(const Json& spec, const std::string& path);
-  config::MachineParams m_;
+  MachineParams m_;
   int cpus_;
   int nodes_ = 1;
   bool has_matrix_ = false;

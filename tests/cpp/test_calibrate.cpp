@@ -1,4 +1,4 @@
-// Tests of the host calibration (sim/native/calibrate*.cpp): one quick run (a few
+// Tests of the host calibration (sim/calibrate/): one quick run (a few
 // seconds) whose model the machine loader and the simulator's topology accept, with
 // every parameter sourced and every value of a sane order of magnitude for any x86 or
 // ARM host of the last twenty years, physical or virtual. Speed is never asserted.
@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "calibrate/calibrate.hpp"
+#include "calibrate/probes.hpp"
 #include "config/machine_config.hpp"
 #include "core/errors.hpp"
 #include "machine/topology.hpp"
-#include "native/calibrate.hpp"
-#include "native/calibrate_probes.hpp"
 #include "native/native_runner.hpp"
 #include "native/sysv_array.hpp"
 
@@ -40,7 +40,7 @@ TEST(Calibrate, QuickRunWritesAModelTheLoaderAndTopologyAccept) {
   const fs::path dir = fs::temp_directory_path() / ("semsim-calib-" + std::to_string(getpid()));
   fs::create_directories(dir);
   const fs::path file = dir / "testbox.json";
-  const std::string text = calibrate_to_file(file.string(), true);
+  const std::string text = calibrate::run_to_file(file.string(), true);
   const Json m = Json::parse(text);
 
   // The file holds the same model, named by its stem, and loads as a machine.
@@ -178,7 +178,7 @@ TEST(Calibrate, QuickRunWritesAModelTheLoaderAndTopologyAccept) {
     ASSERT_GE(bins.size(), 1u);
     ASSERT_LE(bins.size(), 20u);
     for (std::size_t i = 0; i < bins.size(); ++i) {
-      EXPECT_GE(bins[i].get<double>(), probes::kNoiseGapNs);
+      EXPECT_GE(bins[i].get<double>(), calibrate::probes::kNoiseGapNs);
       if (i > 0) {
         EXPECT_GE(bins[i].get<double>(), bins[i - 1].get<double>());
       }
@@ -196,7 +196,7 @@ TEST(Calibrate, QuickRunWritesAModelTheLoaderAndTopologyAccept) {
     const std::string src = m.at("costs_ns").at("wakeup_protection").at("source");
     EXPECT_NE(src.find("wakeup_protection"), std::string::npos) << src;
     EXPECT_EQ(m.at("provenance").at("probes").at("wakeup_protection").size(),
-              probes::protection_run_lengths().size());
+              calibrate::probes::protection_run_lengths().size());
     const double ipi = value(m, "costs_ns", "resched_ipi");
     expect_between(ipi, 0, 10'000'000, "resched_ipi");
     EXPECT_EQ(params.resched_ipi, ns_to_ticks(ipi));
@@ -258,16 +258,16 @@ TEST(Calibrate, QuickRunWritesAModelTheLoaderAndTopologyAccept) {
 }
 
 TEST(Calibrate, UnwritableDestinationIsRefusedBeforeMeasuring) {
-  EXPECT_THROW(calibrate_to_file("/nonexistent-semsim-dir/host.json", true), InputError);
+  EXPECT_THROW(calibrate::run_to_file("/nonexistent-semsim-dir/host.json", true), InputError);
 }
 
 TEST(Calibrate, SummaryIsMedianAndRange) {
-  const probes::Stat s = probes::summarize({5, 1, 3, 9});
+  const calibrate::probes::Stat s = calibrate::probes::summarize({5, 1, 3, 9});
   EXPECT_DOUBLE_EQ(s.median, 4.0);
   EXPECT_DOUBLE_EQ(s.min, 1.0);
   EXPECT_DOUBLE_EQ(s.max, 9.0);
   EXPECT_EQ(s.repeats, 4);
-  EXPECT_EQ(probes::summarize({}).repeats, 0);
+  EXPECT_EQ(calibrate::probes::summarize({}).repeats, 0);
 }
 
 TEST(Calibrate, ShapeIsEqualCountBinsOverTheMeanWithoutTheSlowestPercent) {
@@ -275,22 +275,22 @@ TEST(Calibrate, ShapeIsEqualCountBinsOverTheMeanWithoutTheSlowestPercent) {
   std::vector<double> v;
   for (int i = 1; i <= 99; ++i) v.push_back(i);
   v.push_back(1000);
-  const auto shape = probes::shape_of(v, 3);  // runs 1..33, 34..66, 67..99
+  const auto shape = calibrate::probes::shape_of(v, 3);  // runs 1..33, 34..66, 67..99
   ASSERT_EQ(shape.size(), 3u);
   EXPECT_DOUBLE_EQ(shape[0], 17.0 / 50);
   EXPECT_DOUBLE_EQ(shape[1], 50.0 / 50);
   EXPECT_DOUBLE_EQ(shape[2], 83.0 / 50);
-  EXPECT_TRUE(probes::shape_of({1, 2}, 3).empty());  // fewer values than bins
+  EXPECT_TRUE(calibrate::probes::shape_of({1, 2}, 3).empty());  // fewer values than bins
   // A run whose mean is not positive (the loader would refuse the table): no shape.
-  EXPECT_TRUE(probes::shape_of({-3, -1, 2, 3, 4, 5}, 3).empty());
-  EXPECT_EQ(probes::shape_of({0.5, 1, 2, 3, 4, 5}, 3).size(), 3u);
+  EXPECT_TRUE(calibrate::probes::shape_of({-3, -1, 2, 3, 4, 5}, 3).empty());
+  EXPECT_EQ(calibrate::probes::shape_of({0.5, 1, 2, 3, 4, 5}, 3).size(), 3u);
 }
 
 TEST(Calibrate, BinMeansKeepTheSlowestAndNeverOutnumberTheValues) {
   // os_noise's lengths: the longest interruption is noise too, so nothing is dropped.
-  EXPECT_EQ(probes::bin_means({6, 1000, 2, 4}, 2), (std::vector<double>{3, 503}));
-  EXPECT_EQ(probes::bin_means({5, 1}, 20), (std::vector<double>{1, 5}));
-  EXPECT_TRUE(probes::bin_means({}, 20).empty());
+  EXPECT_EQ(calibrate::probes::bin_means({6, 1000, 2, 4}, 2), (std::vector<double>{3, 503}));
+  EXPECT_EQ(calibrate::probes::bin_means({5, 1}, 20), (std::vector<double>{1, 5}));
+  EXPECT_TRUE(calibrate::probes::bin_means({}, 20).empty());
 }
 
 }  // namespace

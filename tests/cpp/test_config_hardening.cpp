@@ -71,12 +71,12 @@ TEST(ConfigHardening, IntegersAreExactNeverTruncatedOrRounded) {
 
 TEST(ConfigHardening, MachineCostsThatRoundToZeroTicksAreRefused) {
   MachineParams m = load_machine("host-default");
-  Json doc = m.raw;
+  Json doc = machine_document("host-default");
   doc["costs_ns"]["user_loop_iteration"]["value"] = 1e-4;
   const std::string e = error_of([&] { parse_machine(doc, "m.json"); });
   EXPECT_NE(e.find("costs_ns.user_loop_iteration.value"), std::string::npos) << e;
   EXPECT_NE(e.find("round"), std::string::npos) << e;
-  doc = m.raw;
+  doc = machine_document("host-default");
   doc["memory_latency_ns"]["value"] = 1e300;
   EXPECT_NE(error_of([&] { parse_machine(doc, "m.json"); }).find("memory_latency_ns"),
             std::string::npos);

@@ -83,7 +83,7 @@ class NoisyMachine : public ::testing::Test {
                                 ("semsim_noise_test_" + std::to_string(::getpid()) + ".json");
   void TearDown() override { std::filesystem::remove(path_); }
   std::string with_noise(double per_s, double duration_ns, double memory_latency_ns = 0) {
-    Json doc = config::load_machine("host-default").raw;
+    Json doc = config::machine_document("host-default");
     doc["name"] = "noise-test";
     if (memory_latency_ns > 0) doc["memory_latency_ns"]["value"] = memory_latency_ns;
     doc["os_noise"] = {{"value", {{"per_s", per_s}, {"durations_ns", {duration_ns}}}},
@@ -136,7 +136,7 @@ TEST_F(NoisyMachine, KnocksLatSemOutOfItsLockStep) {
 
 TEST_F(NoisyMachine, BadNoiseIsAnInputErrorNamingTheField) {
   auto error_of = [&](const Json& noise) -> std::string {
-    Json doc = config::load_machine("host-default").raw;
+    Json doc = config::machine_document("host-default");
     doc["os_noise"] = noise;
     std::ofstream(path_) << doc.dump(2);
     try {

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 
 #include "config/machine_config.hpp"
@@ -24,17 +25,26 @@ using machine::CacheLine;
 using machine::Distance;
 using machine::Topology;
 
+// The preset's file as JSON (read once per file: the pair loops below ask per pair).
+const Json& preset_document(const config::MachineParams& m) {
+  static std::map<std::string, Json> docs;
+  auto it = docs.find(m.file);
+  if (it == docs.end()) it = docs.emplace(m.file, config::machine_document(m.file)).first;
+  return it->second;
+}
+
 // The value the preset file gives for a latency class, read from its JSON
 // text (not from the loader's struct), in ticks.
 Tick preset_latency(const config::MachineParams& m, const std::string& cls) {
-  return ns_to_ticks(m.raw.at("latency_ns").at(cls).at("value").get<double>());
+  return ns_to_ticks(preset_document(m).at("latency_ns").at(cls).at("value").get<double>());
 }
 
 // What the preset file says one transfer from CPU a to CPU b costs: its measured
 // matrix entry if it carries one (imported models), else its class latency.
 Tick preset_transfer(const config::MachineParams& m, int a, int b, const std::string& cls) {
-  if (m.raw.contains("latency_matrix_ns"))
-    return ns_to_ticks(m.raw.at("latency_matrix_ns")
+  const Json& doc = preset_document(m);
+  if (doc.contains("latency_matrix_ns"))
+    return ns_to_ticks(doc.at("latency_matrix_ns")
                            .at("matrix")
                            .at(static_cast<std::size_t>(a))
                            .at(static_cast<std::size_t>(b))
@@ -213,7 +223,7 @@ class MachineLatencyMatrix : public ::testing::Test {
                                 ("semsim_matrix_test_" + std::to_string(::getpid()) + ".json");
   void TearDown() override { std::filesystem::remove(path_); }
   config::MachineParams load(const Json& matrix) {
-    Json doc = config::load_machine("i3-ivybridge").raw;
+    Json doc = config::machine_document("i3-ivybridge");
     doc["name"] = "matrix-test";
     doc["latency_matrix_ns"] = matrix;
     std::ofstream(path_) << doc.dump(2);
@@ -262,9 +272,44 @@ TEST_F(MachineLatencyMatrix, BadMatrixIsAnInputErrorNamingTheField) {
             std::string::npos);
 }
 
+TEST_F(MachineLatencyMatrix, BadMatricesAreRefusedWhenTheFileIsLoaded) {
+  // The loader checks the matrices itself: no Topology needs to be built to see the error.
+  auto error_of = [&](const char* key, const Json& matrix) -> std::string {
+    Json doc = config::machine_document("i3-ivybridge");
+    doc[key] = matrix;
+    try {
+      config::parse_machine(doc, "m.json");
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  // i3-ivybridge: one die, one NUMA node.
+  EXPECT_EQ(error_of("numa_distance", {{"matrix", {{10}}}, {"source", "t"}}), "");
+  EXPECT_NE(error_of("numa_distance", {{"matrix", {{10, 20}, {20, 10}}}, {"source", "t"}})
+                .find("m.json: numa_distance.matrix"),
+            std::string::npos);
+  EXPECT_NE(error_of("numa_distance", {{"matrix", {{9}}}, {"source", "t"}})
+                .find("numa_distance.matrix[0][0]"),
+            std::string::npos);  // below local
+  EXPECT_NE(error_of("numa_distance", {{"matrix", {{10}}}}).find("numa_distance"),
+            std::string::npos);  // no source
+  EXPECT_NE(error_of("latency_matrix_ns", {{"matrix", {{0, 1}, {1, 0}}}, {"source", "t"}})
+                .find("m.json: latency_matrix_ns.matrix"),
+            std::string::npos);
+  const auto m = config::parse_machine(
+      [] {
+        Json doc = config::machine_document("i3-ivybridge");
+        doc["numa_distance"] = {{"matrix", {{10}}}, {"source", "t"}};
+        return doc;
+      }(),
+      "m.json");
+  EXPECT_EQ(m.numa_distance, (std::vector<std::vector<int>>{{10}}));
+}
+
 TEST_F(MachineLatencyMatrix, BadSwitchRefillTableIsAnInputErrorNamingTheField) {
   auto error_of = [&](const Json& table) -> std::string {
-    Json doc = config::load_machine("i3-ivybridge").raw;
+    Json doc = config::machine_document("i3-ivybridge");
     doc["switch_refill_ns"] = table;
     std::ofstream(path_) << doc.dump(2);
     try {
@@ -284,7 +329,7 @@ TEST_F(MachineLatencyMatrix, BadSwitchRefillTableIsAnInputErrorNamingTheField) {
 
 TEST_F(MachineLatencyMatrix, BusyPullShareIsAShareOrAnInputErrorNamingTheField) {
   auto load_with = [&](const Json& share) {
-    Json doc = config::load_machine("i3-ivybridge").raw;
+    Json doc = config::machine_document("i3-ivybridge");
     doc["busy_pull_share"] = share;
     std::ofstream(path_) << doc.dump(2);
     return config::load_machine(path_.string());
@@ -302,7 +347,7 @@ TEST_F(MachineLatencyMatrix, BusyPullShareIsAShareOrAnInputErrorNamingTheField) 
 
 TEST_F(MachineLatencyMatrix, WakeupJitterLoadsAsMultiplesOfTheMeanOrIsAnInputError) {
   auto load_with = [&](const Json& jitter) {
-    Json doc = config::load_machine("i3-ivybridge").raw;
+    Json doc = config::machine_document("i3-ivybridge");
     doc["wakeup_jitter"] = jitter;
     std::ofstream(path_) << doc.dump(2);
     return config::load_machine(path_.string());

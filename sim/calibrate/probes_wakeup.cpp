@@ -14,16 +14,16 @@
 #include <thread>
 #include <vector>
 
+#include "calibrate/probe_threads.hpp"
+#include "calibrate/probes.hpp"
 #include "core/errors.hpp"
-#include "native/calibrate_probes.hpp"
-#include "native/probe_threads.hpp"
 #include "native/run_support.hpp"
 
-namespace semsim::native::probes {
+namespace semsim::calibrate::probes {
 
 namespace {
 
-using detail::monotonic_ns;
+using native::detail::monotonic_ns;
 
 void spin_for(std::int64_t ns) {
   const std::int64_t end = monotonic_ns() + ns;
@@ -61,11 +61,11 @@ ProtectionCurve wakeup_protection(const Settings& s) {
   alignas(64) std::atomic<int> ran{0};
   std::atomic<bool> stop{false};
   std::thread sleeper([&] {
-    detail::pin_current_thread(s.cpu);
+    native::detail::pin_current_thread(s.cpu);
     sleep_and_answer(word, ran, stop);
   });
   std::thread waker([&] {
-    detail::pin_current_thread(s.cpu);
+    native::detail::pin_current_thread(s.cpu);
     for (std::int64_t run : protection_run_lengths()) {
       int preempted = 0;
       for (int i = 0; i < rounds; ++i) {
@@ -98,20 +98,20 @@ RemoteWake futex_wake_busy_remote(int cpu_a, int cpu_b, const Settings& s) {
       std::atomic<bool> stop{false};
       std::latch ready(3);
       std::thread spinner([&] {
-        detail::pin_current_thread(cpu_b);
+        native::detail::pin_current_thread(cpu_b);
         ready.arrive_and_wait();
         while (!stop.load(std::memory_order_relaxed)) {
         }
       });
       std::thread sleeper([&] {
-        detail::pin_current_thread(cpu_b);
+        native::detail::pin_current_thread(cpu_b);
         if (batch) set_batch_policy();
         ready.arrive_and_wait();
         sleep_and_answer(word, ran, stop);
       });
       std::vector<double> calls;
       std::thread waker([&] {
-        detail::pin_current_thread(cpu_a);
+        native::detail::pin_current_thread(cpu_a);
         ready.arrive_and_wait();
         for (int i = 0; i < rounds; ++i) {
           std::this_thread::sleep_for(std::chrono::microseconds(200));
@@ -209,7 +209,7 @@ Stat futex_ring_processes(int k, const Settings& s) {
       const pid_t pid = fork();
       if (pid == 0) {  // only async-signal-safe work from here on, then _exit
         prctl(PR_SET_PDEATHSIG, SIGKILL);
-        detail::pin_current_thread(s.cpu);
+        native::detail::pin_current_thread(s.cpu);
         set_batch_policy();
         sh->ready.fetch_add(1);
         timed_ring_member(ring, i, k, handoffs, sh->clock);
@@ -232,4 +232,4 @@ Stat futex_ring_processes(int k, const Settings& s) {
   return summarize(reps);
 }
 
-}  // namespace semsim::native::probes
+}  // namespace semsim::calibrate::probes

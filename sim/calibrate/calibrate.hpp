@@ -1,5 +1,5 @@
 // Host calibration (`semsim calibrate`): measures this host with probes that are
-// NOT the validated workloads (calibrate_probes.hpp) and writes a complete machine
+// NOT the validated workloads (calibrate/probes.hpp) and writes a complete machine
 // model in the cpu_models format (cpu_models/README.md), naming for every parameter
 // the probe (or the derivation from several probes) and the spread over the repeats;
 // parameters no probe measures independently say so ("assumption: ...").
@@ -32,21 +32,25 @@
 //   ipi                   assumption (no probe separates it)
 // The uncontended simple semop is measured as a CHECK of the model (provenance.checks),
 // never used to set a parameter.
+//
+// Layout: probes.cpp (the probes), measure.cpp (runs them: Measurements), derive.cpp
+// (Measurements to a model), close_kernel_path.cpp (the one step that simulates),
+// host_topology.cpp (sysfs to a model topology).
 #pragma once
 
 #include <string>
 
-#include "config/scenario.hpp"
+#include "core/json.hpp"
 
-namespace semsim::native {
+namespace semsim::calibrate {
 
 // Runs the probes (quick: fewer and shorter repeats, a few seconds on a 2-CPU host)
 // and returns the model. `name` is the model's name (the file stem it will be saved
 // under; "host" for cpu_models/host.json). Serialised with measure().
-Json calibrate(bool quick, const std::string& name = "host");
+Json run(bool quick, const std::string& name = "host");
 
-// calibrate(), then writes the model to `path` (when not empty; the name is the file's
+// run(), then writes the model to `path` (when not empty; the name is the file's
 // stem) and returns it as JSON text.
-std::string calibrate_to_file(const std::string& path, bool quick);
+std::string run_to_file(const std::string& path, bool quick);
 
-}  // namespace semsim::native
+}  // namespace semsim::calibrate

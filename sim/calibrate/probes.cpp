@@ -1,4 +1,4 @@
-#include "native/calibrate_probes.hpp"
+#include "calibrate/probes.hpp"
 
 #include <linux/futex.h>
 #include <sched.h>
@@ -23,24 +23,24 @@
 #include <x86intrin.h>
 #endif
 
+#include "calibrate/probe_threads.hpp"
 #include "core/errors.hpp"
 #include "core/rng.hpp"
-#include "native/probe_threads.hpp"
 #include "native/run_support.hpp"
 #include "native/sysv_array.hpp"
 #include "workloads/aim9_shm_def.hpp"
 #include "workloads/semop_multi_def.hpp"
 #include "workloads/step_def.hpp"
 
-namespace semsim::native::probes {
+namespace semsim::calibrate::probes {
 
 namespace {
 
-using detail::monotonic_ns;
+using native::detail::monotonic_ns;
 
 // The runner-key index calibration arrays use (one at a time); measure() and
 // calibrate() never run together (they share the runner's lock).
-constexpr int kProbeArrayIndex = kMaxArraysPerProcess - 1;
+constexpr int kProbeArrayIndex = native::kMaxArraysPerProcess - 1;
 
 double median_of(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -56,7 +56,7 @@ auto on_cpu(int cpu, F f) -> decltype(f()) {
   std::exception_ptr error;
   std::thread th([&] {
     try {
-      if (detail::pin_current_thread(cpu) != 0) {
+      if (native::detail::pin_current_thread(cpu) != 0) {
         throw SimulationError("calibrate: cannot pin a probe thread to CPU " + std::to_string(cpu));
       }
       result = f();
@@ -187,7 +187,7 @@ Stat line_pingpong(int cpu_a, int cpu_b, const Settings& s) {
     std::vector<double> per_batch;
     const long total = trips * (batches + 1);  // one warm-up batch
     std::thread b([&] {
-      detail::pin_current_thread(cpu_b);
+      native::detail::pin_current_thread(cpu_b);
       start.arrive_and_wait();
       for (long i = 0; i < total; ++i) {
         const std::uint64_t want = 2 * static_cast<std::uint64_t>(i) + 1;
@@ -197,7 +197,7 @@ Stat line_pingpong(int cpu_a, int cpu_b, const Settings& s) {
       }
     });
     std::thread a([&] {
-      detail::pin_current_thread(cpu_a);
+      native::detail::pin_current_thread(cpu_a);
       start.arrive_and_wait();
       long i = 0;
       for (int batch = 0; batch <= batches; ++batch) {
@@ -269,7 +269,7 @@ namespace {
 // calibration leaves nothing cleanup_leftovers() cannot find.
 struct ProbeArray {
   explicit ProbeArray(int value) : array(1, kProbeArrayIndex, {value}) {}
-  SemArray array;
+  native::SemArray array;
 };
 
 int semop1(int id, int num, int op) {
@@ -385,7 +385,7 @@ FutexStats futex_pingpong(int cpu_a, int cpu_b, bool batch_policy, const Setting
       set_batch_policy();
     };
     std::thread b([&] {
-      detail::pin_current_thread(cpu_b);
+      native::detail::pin_current_thread(cpu_b);
       policy();
       start.arrive_and_wait();
       for (int j = 0; j < handoffs; j += 2) {
@@ -394,7 +394,7 @@ FutexStats futex_pingpong(int cpu_a, int cpu_b, bool batch_policy, const Setting
       }
     });
     std::thread a([&] {
-      detail::pin_current_thread(cpu_a);
+      native::detail::pin_current_thread(cpu_a);
       policy();
       start.arrive_and_wait();
       for (int j = 0; j < handoffs; j += 2) {
@@ -459,7 +459,7 @@ Stat futex_ring_one_cpu(int k, const Settings& s) {
     std::vector<std::thread> threads;
     for (int i = 0; i < k; ++i) {
       threads.emplace_back([&, i] {
-        detail::pin_current_thread(s.cpu);
+        native::detail::pin_current_thread(s.cpu);
         set_batch_policy();
         ready.count_down();
         timed_ring_member(ring, i, k, handoffs, clock);
@@ -649,7 +649,7 @@ Stat time_slice(const Settings& s) {
     std::vector<double> runs[2];
     std::latch start(2);
     auto spin = [&](int who) {
-      detail::pin_current_thread(s.cpu);
+      native::detail::pin_current_thread(s.cpu);
       start.arrive_and_wait();
       const std::int64_t end = monotonic_ns() + span;
       std::int64_t run_start = monotonic_ns();
@@ -718,4 +718,4 @@ Stat tsc_ghz(const Settings& s) {
 #endif
 }
 
-}  // namespace semsim::native::probes
+}  // namespace semsim::calibrate::probes

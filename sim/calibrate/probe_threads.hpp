@@ -1,5 +1,5 @@
 // Small helpers the calibration probes share: futex calls, the per-thread scheduling
-// policy and the token ring of the switch probes. Internal to sim/native.
+// policy and the token ring of the switch probes. Internal to sim/calibrate.
 #pragma once
 
 #include <linux/futex.h>
@@ -15,7 +15,7 @@
 
 #include "native/run_support.hpp"
 
-namespace semsim::native::probes {
+namespace semsim::calibrate::probes {
 
 // Private futexes (threads of one process): no mm/page lookup for the key, closer to the
 // kernel-internal wake-ups of the semaphore code. `shared`: a word in memory shared
@@ -63,8 +63,9 @@ class TokenRing {
 // Lets `threads` run for `run_ns`, then raises `stop` and joins them.
 inline void run_for_then_stop(std::int64_t run_ns, std::atomic<bool>& stop,
                               std::vector<std::thread>& threads) {
-  const std::int64_t end = detail::monotonic_ns() + run_ns;
-  while (detail::monotonic_ns() < end) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const std::int64_t end = native::detail::monotonic_ns() + run_ns;
+  while (native::detail::monotonic_ns() < end)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   stop.store(true);
   for (auto& t : threads) t.join();
 }
@@ -84,11 +85,11 @@ inline void timed_ring_member(TokenRing& ring, int i, int k, long handoffs, Ring
   for (;;) {
     ring.wait_turn(i);
     const long n = clock.left.fetch_sub(1, std::memory_order_relaxed);
-    if (n == handoffs) clock.t0.store(detail::monotonic_ns(), std::memory_order_relaxed);
-    if (n == 1) clock.t1.store(detail::monotonic_ns(), std::memory_order_relaxed);
+    if (n == handoffs) clock.t0.store(native::detail::monotonic_ns(), std::memory_order_relaxed);
+    if (n == 1) clock.t1.store(native::detail::monotonic_ns(), std::memory_order_relaxed);
     ring.pass(i);
     if (n <= 1 - k) return;
   }
 }
 
-}  // namespace semsim::native::probes
+}  // namespace semsim::calibrate::probes

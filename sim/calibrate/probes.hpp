@@ -4,7 +4,7 @@
 // 250 us each (a batch during which another task took the CPU only gets slower, so
 // the lower quartile ignores up to three in four such batches), and a probe reports
 // the median of its repeats and their spread (min..max). Probes that pin threads do so on threads
-// of their own, never the caller's. Internal to sim/native; calibrate.cpp turns them into a model.
+// of their own, never the caller's. Internal to sim/calibrate; derive.cpp turns them into a model.
 #pragma once
 
 #include <cstdint>
@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-namespace semsim::native::probes {
+namespace semsim::calibrate::probes {
 
 struct Stat {
   double median = 0;
@@ -177,4 +177,4 @@ std::vector<NoiseCpu> os_noise(const std::vector<int>& cpus, const Settings& s);
 // fewer bins when there are fewer values.
 std::vector<double> bin_means(std::vector<double> values, int bins);
 
-}  // namespace semsim::native::probes
+}  // namespace semsim::calibrate::probes

@@ -1,0 +1,100 @@
+// The machine model as the simulator sees it: plain typed values, every time in
+// integer picoseconds (Tick). sim/config/machine_config.cpp fills it from a machine
+// file (cpu_models/README.md) and checks every field there; nothing in sim/machine
+// reads JSON. What each parameter means, its unit, default and range are declared
+// once, in sim/config/machine_decl.cpp.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/time.hpp"
+
+namespace semsim::machine {
+
+struct MachineParams {
+  std::string name;
+  std::string description;
+  int cpus = 1;
+  int sockets = 1, dies_per_socket = 1, cores_per_die = 1, threads_per_core = 1;
+  bool smt_adjacent =
+      false;  // numbering: siblings consecutive (else Linux-style, siblings at +cores)
+  std::vector<std::vector<int>> socket_hops;  // sockets x sockets
+
+  // Cache-line transfer latency by distance class; -1 where the class does not occur.
+  Tick lat_smt = -1, lat_same_die = -1, lat_same_socket = -1, lat_one_hop = -1, lat_two_hops = -1;
+  // The measured transfer of every pair (row a, column b: from a's cache to b's),
+  // cpus x cpus with the diagonal 0; empty: the classes alone.
+  std::vector<std::vector<Tick>> latency_matrix;
+  // SLIT-like NUMA distances, nodes x nodes (a node is a die, 10 = local); empty:
+  // derived from the topology (machine/topology.hpp).
+  std::vector<std::vector<int>> numa_distance;
+  Tick memory_latency = 0;
+
+  Tick l1_hit = 0, atomic_rmw = 0, full_fence = 0;
+  Tick syscall = 0, semop_kernel_path = 0;
+  Tick context_switch = 0, wakeup_waker = 0, wakeup_latency = 0, ipi = 0;
+  Tick user_loop_iteration = 0, bubble_sort_round = 0, time_slice = 0;
+  double busy_loop_iteration_ns = 0;  // one iteration of an empty volatile counting loop
+  double memcpy_byte_ns = 0;
+  double clock_ghz = 0;
+  // A task woken onto a CPU that runs another task preempts it at that task's next
+  // preemption point (CFS/EEVDF wakeup preemption) instead of waiting for its slice.
+  bool wakeup_preemption = false;
+  // EEVDF's run-to-parity: a task that got its CPU because it was woken cannot be
+  // preempted by a wake-up until it has run this long; one that got it back after a
+  // preemption (or never slept) can be at once. 0: no protection.
+  Tick wakeup_protection = 0;
+  // What a wake-up that preempts the task on another, busy CPU adds to the waker's
+  // try_to_wake_up(): the reschedule IPI (on a VM, an exit). 0: free.
+  Tick resched_ipi = 0;
+  // select_idle_sibling(): the share of wake-ups whose previous CPU is busy in which
+  // the search for an idle CPU finds one that is idle (else the wakee queues on its
+  // previous CPU). 1: it always does. Linux 6.0+ limits the search by the LLC's load
+  // (SIS_UTIL), which the calibration measures rather than models.
+  double idle_search_share = 1.0;
+  // Of the wake-ups whose wakee last ran on another CPU that is busy, with no idle CPU
+  // taken, the share in which the wakee goes to the waker's CPU instead. 0: never.
+  double busy_pull_share = 0.0;
+  // Extra cost of a switch-in by reuse distance (how many other switch-ins the CPU
+  // did since this task last ran there): {distance, extra}, increasing distance.
+  // Empty: none (a task's state is assumed to stay cached).
+  std::vector<std::pair<std::int64_t, Tick>> switch_refill;
+  // The same for a switch-in that changes the address space (the CPU last ran a task
+  // of another process): page tables and TLB refill too. Empty: switch_refill.
+  std::vector<std::pair<std::int64_t, Tick>> switch_refill_process;
+  // How a wake-up that kicks an idle CPU varies from one to the next: equal-mass
+  // quantiles of the waker's cost and of the wakee's latency, each as a multiple of its
+  // mean (the tables' means are 1). Each such wake-up draws one entry of each. Empty:
+  // every wake-up costs the mean.
+  std::vector<double> wakeup_jitter_waker, wakeup_jitter_wakee;
+  // OS noise: what interrupts a running CPU (timer ticks, device interrupts and, on a
+  // VM, the hypervisor taking the vCPU away). Interruptions arrive at random at
+  // `noise_per_s` per second of a CPU's running time, and each takes one of
+  // `noise_durations` (equal-count bins of the probed lengths). 0 / empty: none.
+  double noise_per_s = 0;
+  std::vector<Tick> noise_durations;
+
+  std::string hash;  // "fnv1a64:<hex>" of the canonical JSON, for provenance
+  std::string file;  // the file it was read from (absolute), "" when not from a file
+};
+
+// (socket, die, core, thread) of CPU `cpu` under the numbering of cpu_models/README.md
+// ("linux": siblings at +physical cores, consecutive cores on alternating sockets;
+// "smt-adjacent": siblings consecutive). die and core are indices within their socket
+// and die. The one definition of the numbering: the topology and the calibration's
+// choice of numbering both use it.
+struct CpuPlace {
+  int socket, die, core, thread;
+};
+CpuPlace cpu_place(int cpu, int sockets, int dies_per_socket, int cores_per_die,
+                   int threads_per_core, bool smt_adjacent);
+
+}  // namespace semsim::machine
+
+namespace semsim::config {
+// The name the loader and older model code use for the same struct.
+using MachineParams = machine::MachineParams;
+}  // namespace semsim::config

@@ -1,0 +1,120 @@
+// The derivation of a machine model from calibration measurements (sim/calibrate/
+// derive.cpp) on fixed probe values: the model -- every parameter's value and source
+// text, the provenance and the checks -- is the one recorded in
+// tests/cpp/data/calibration_derived_*.json from the code before the derivation became
+// a table of rules. SEMSIM_RECORD_CALIBRATION=1 re-records (only for a change of the
+// derivation that is meant, in its own commit).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "calibrate/close_kernel_path.hpp"
+#include "calibrate/derive.hpp"
+#include "config/machine_config.hpp"
+#include "config/machine_decl.hpp"
+
+namespace semsim::calibrate {
+namespace {
+
+probes::Stat stat(double median, double spread = 0.1) {
+  return {median, median * (1 - spread), median * (1 + spread), 7};
+}
+
+// A host of `n` CPUs (2 per core when n is even and > 2) with plausible probe values;
+// `preempts`: the same-CPU SCHED_NORMAL ping-pong preempted the waker.
+Measurements fixture(int n, bool preempts) {
+  Measurements x;
+  x.name = "fixture";
+  x.quick = false;
+  x.kernel_release = "6.1.0-28-amd64";
+  x.generation = "hysteresis";
+  x.cpu_model = "Fixture CPU @ 2.00GHz";
+  x.cpuinfo_mhz = 1999.5;
+  x.load_average = 0.25;
+  x.date = "2026-01-02T03:04:05Z";
+  const int threads = n > 2 && n % 2 == 0 ? 2 : 1;
+  for (int c = 0; c < n; ++c) {
+    x.cpus.push_back(c);
+    CpuInfo info;
+    info.cpu = c;
+    info.core = c % (n / threads);  // linux numbering: siblings at +cores
+    for (int t = 0; t < threads; ++t) info.siblings.insert(info.core + t * (n / threads));
+    x.cpu_info.push_back(info);
+  }
+  x.semop_rounds = {stat(190), stat(182), stat(230)};
+  for (int a = 0; a < n; ++a)
+    for (int b = a + 1; b < n; ++b)
+      x.line_pingpong.push_back({a, b, stat(b - a == n / threads ? 9.5 : 31 + a + 0.5 * b)});
+  x.atomic_rmw = stat(5.2);
+  x.locked_add_fence = stat(5.9);
+  x.mfence = stat(11.3);
+  x.getppid = stat(61.5);
+  x.semop_efbig = stat(98.25);
+  x.semctl_getval = stat(121.0);
+  x.semctl_getval_removed = stat(80.5);
+  x.semop_wait_for_zero = stat(171.0);
+  x.futex_wake_nobody = stat(70.0);
+  x.futex_same_cpu = {stat(1650), stat(410), 0.02, {}, {}};
+  x.futex_same_cpu_normal = {stat(1380), stat(900), preempts ? 0.93 : 0.04, {}, {}};
+  if (n > 1)
+    x.futex_cross_cpu = {stat(6100), stat(1900), 0.11, {0.4, 0.8, 1.1, 1.7}, {0.5, 0.9, 1.6}};
+  int k_i = 0;
+  for (int k : {2, 4, 8, 16, 64, 256}) {
+    x.rings.emplace_back(k, stat(1200 + 40.0 * k_i * k_i));
+    x.process_rings.emplace_back(k, stat(1500 + 90.0 * k_i - (k_i == 3 ? 200 : 0)));
+    ++k_i;
+  }
+  if (n > 1) {
+    x.idle_search = {420, 351};
+    x.busy_pull = {380, 97};
+  }
+  x.busy_pull_pairs = 4 * n;
+  x.protection.preempted_share = {{0, 0.05}, {250'000, 0.1}, {1'000'000, 0.75}, {4'000'000, 1}};
+  if (n > 1) x.remote = {stat(2400), stat(1750)};
+  x.l1_load = stat(1.25);
+  x.memory_load = stat(96.5);
+  x.runner_loop_einval = stat(74.0);
+  x.busy_loop_iteration = stat(0.51);
+  x.bubble_sort_round = stat(212.0);
+  x.memcpy_byte = stat(0.031);
+  x.tsc_ghz = stat(2.0);
+  x.time_slice = stat(2'800'000);
+  for (int c = 0; c < n; ++c) x.os_noise.push_back({c, 1.5, {1200, 1500.0 + c, 3000, 45'000}});
+  return x;
+}
+
+std::string data_file(const std::string& name) {
+  return std::string(SEMSIM_SOURCE_DIR) + "/tests/cpp/data/" + name;
+}
+
+void expect_recorded(const Json& model, const std::string& name) {
+  Json got = model;
+  got["provenance"].erase("semsim_version");  // changes with releases, not with the derivation
+  const std::string file = data_file(name);
+  if (std::getenv("SEMSIM_RECORD_CALIBRATION") != nullptr) {
+    std::ofstream(file) << got.dump(2) << "\n";
+    GTEST_SKIP() << "recorded " << file;
+  }
+  std::ifstream in(file);
+  ASSERT_TRUE(in.good()) << file;
+  const Json want = Json::parse(in);
+  EXPECT_EQ(got.dump(2), want.dump(2)) << "derivation differs from " << file;
+}
+
+TEST(CalibrateDerive, FourCpusThatPreemptGiveTheRecordedModel) {
+  const Json m = derive_model(fixture(4, true), simulated_call_ns);
+  expect_recorded(m, "calibration_derived_4cpu.json");
+  // The derived model is a machine the loader accepts.
+  EXPECT_EQ(config::parse_machine(m, "derived").cpus, 4);
+}
+
+TEST(CalibrateDerive, OneCpuThatDoesNotPreemptGivesTheRecordedModel) {
+  const Json m = derive_model(fixture(1, false), simulated_call_ns);
+  expect_recorded(m, "calibration_derived_1cpu.json");
+}
+
+}  // namespace
+}  // namespace semsim::calibrate
