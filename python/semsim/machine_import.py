@@ -43,10 +43,25 @@ from pathlib import Path
 from typing import Any
 
 from .api import InputError
-from .matrix_files import FORMATS, Measured, first_sentences, read_matrix, read_mctop, read_nviennot  # noqa: F401
-from .topology_inference import (  # noqa: F401
-    DEFAULT_GAP, NUMBERINGS, Inferred, Level, assign_ids, components, drop_smt, given_topology, hierarchy,
-    infer_topology, latency_classes, location, median, model_id, socket_hops, uniform_problem)
+from .matrix_files import FORMATS, Measured, first_sentences, read_matrix, read_mctop, read_nviennot
+from .topology_inference import (
+    DEFAULT_GAP,
+    NUMBERINGS,
+    Inferred,
+    Level,
+    assign_ids,
+    components,
+    drop_smt,
+    given_topology,
+    hierarchy,
+    infer_topology,
+    latency_classes,
+    location,
+    median,
+    model_id,
+    socket_hops,
+    uniform_problem,
+)
 
 __all__ = [
     "DEFAULT_COSTS_FROM", "DEFAULT_GAP", "FORMATS", "NUMBERINGS", "Inferred", "Level", "Measured", "Options",
@@ -381,11 +396,14 @@ def _description(measured: Measured, shape: tuple[int, int, int, int]) -> str:
     S, D, C, T = shape
     machine = measured.header.get("MACHINE", "").split(". ")[0].strip()
     what = f"{S} socket(s) x {D} die(s) x {C} cores x {T} thread(s)"
-    return f"imported from {measured.path.name} ({machine[:160]}): {what}" if machine else f"imported from {measured.path.name}: {what}"
+    if machine:
+        return f"imported from {measured.path.name} ({machine[:160]}): {what}"
+    return f"imported from {measured.path.name}: {what}"
 
 
 def _memory(measured: Measured, full: Inferred, inf: Inferred, loc: dict[int, tuple[int, int, int, int]],
-            model_of: dict[int, int], ghz: float, ref: str, notes: list[str]) -> tuple[dict[str, Any], dict[str, Any] | None] | None:
+            model_of: dict[int, int], ghz: float, ref: str,
+            notes: list[str]) -> tuple[dict[str, Any], dict[str, Any] | None] | None:
     """memory_latency_ns (local node) and numa_distance from mctop's mem_latency table."""
     if not measured.mem_latency:
         return None
