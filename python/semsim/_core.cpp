@@ -283,9 +283,9 @@ PYBIND11_MODULE(_core, m) {
   m.def("cleanup_native", [] { return semsim::native::cleanup_leftovers(); });
   m.def(
       "calibrate",
-      [](const std::string& out_path, bool quick, py::object progress) {
+      [](const std::string& out_path, bool quick, py::object progress, double progress_interval_s) {
         std::string text;
-        ProgressScope scope(std::move(progress), 0.25);
+        ProgressScope scope(std::move(progress), progress_interval_s);
         {
           py::gil_scoped_release release;
           text = semsim::native::calibrate_to_file(out_path, quick);
@@ -294,6 +294,7 @@ PYBIND11_MODULE(_core, m) {
         return text;
       },
       py::arg("out_path") = "", py::arg("quick") = false, py::arg("progress") = py::none(),
+      py::arg("progress_interval_s") = 0.25,
       "Measures this host with the calibration probes (sim/native/calibrate.hpp) and returns the "
       "machine model (cpu_models format) as JSON text; writes it to out_path too unless it is \"\" "
       "(the model's name is the file's stem, else \"host\"). quick: fewer, shorter repeats (a few "

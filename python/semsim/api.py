@@ -413,7 +413,9 @@ class RunProgress(NamedTuple):
 
     def __str__(self) -> str:
         where = f"point {self.point}/{self.points} ({self.threads} thread{'s' if self.threads != 1 else ''})"
-        if self.seeds > 1:
+        if not self.points:  # a calibration's runs
+            where = f"simulated run {self.point}"
+        elif self.seeds > 1:
             where += f", seed {self.seed}/{self.seeds}"
         done = self.simulated_ns / 1e6
         if self.target_ns:
@@ -424,6 +426,10 @@ class RunProgress(NamedTuple):
 
 
 ProgressCallback = Callable[[RunProgress], Any]
+
+#: The engine calls a progress callable at most this often (seconds of wall time): it
+#: takes the GIL for each call.
+PROGRESS_INTERVAL_S = 0.25
 
 
 def _progress_adapter(scenario_text: str, progress: ProgressCallback) -> Callable[..., None]:
@@ -441,8 +447,7 @@ def _progress_adapter(scenario_text: str, progress: ProgressCallback) -> Callabl
     return call
 
 
-def _simulate_sets(scenario: ScenarioLike, sets: Iterable[str], progress: ProgressCallback | None = None,
-                   progress_interval_s: float = 0.25) -> Result:
+def _simulate_sets(scenario: ScenarioLike, sets: Iterable[str], progress: ProgressCallback | None = None) -> Result:
     core = _require_core()
     text = _load_text(scenario, sets)
     if progress is None:
@@ -451,7 +456,7 @@ def _simulate_sets(scenario: ScenarioLike, sets: Iterable[str], progress: Progre
         if not callable(progress):
             raise InputError("progress: expected a callable taking a semsim.RunProgress, "
                              f"not {type(progress).__name__}")
-        out = core.simulate(text, _progress_adapter(text, progress), float(progress_interval_s))
+        out = core.simulate(text, _progress_adapter(text, progress), float(PROGRESS_INTERVAL_S))
     return Result(json.loads(out), out)
 
 
@@ -501,6 +506,12 @@ def catalog() -> dict[str, Any]:
     return json.loads(_require_core().catalog())
 
 
+def set_reference_order(on: bool) -> None:
+    """Later simulations in this process take every turn through the calendar (no
+    shortcut in the time core): slower, the same bytes (``semsim run --reference-order``)."""
+    _require_core().set_reference_order(bool(on))
+
+
 def core_version() -> str:
     """The version of the C++ engine."""
     return str(_require_core().version())
@@ -548,7 +559,8 @@ def calibrate(out_path: str | os.PathLike | None = None, quick: bool = False,
     Returns the model written, as a dict.
 
     ``progress`` is called as :func:`simulate`'s is, for the simulated runs the
-    calibration makes (closing the kernel path); ``point`` and ``seed`` are then 1.
+    calibration makes (closing the kernel path): ``point`` counts those runs and
+    ``points`` is 0 (not a scenario's points).
 
     Raises :class:`CalibrationUnavailable` (an :class:`InputError` and a
     ``NotImplementedError``) when this build has no calibration.
@@ -568,9 +580,9 @@ def calibrate(out_path: str | os.PathLike | None = None, quick: bool = False,
         returned = core.calibrate(os.fspath(path), bool(quick))
     else:
         def call(run: int, done_ns: int, target_ns: int, adaptive: bool, finished: bool) -> None:
-            progress(RunProgress(1, 1, 1, 1, 1, int(done_ns), int(target_ns), bool(adaptive), bool(finished)))
+            progress(RunProgress(int(run), 0, 1, 1, 1, int(done_ns), int(target_ns), bool(adaptive), bool(finished)))
 
-        returned = core.calibrate(os.fspath(path), bool(quick), call)
+        returned = core.calibrate(os.fspath(path), bool(quick), call, float(PROGRESS_INTERVAL_S))
     if path.is_file():
         return json.loads(path.read_text(encoding="utf-8"))
     if isinstance(returned, str) and returned.lstrip().startswith("{"):

@@ -35,11 +35,12 @@ import json
 import os
 import signal
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
-from . import _core, api, cli_views
+from . import api, cli_views
 from ._data import default_scenario_path
 from .compare import (
     HOST_BUSY_SHARE,
@@ -286,7 +287,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         raise UsageError("run: --folded needs --profile")
     cli_views.run_trace(args)  # first: a bad --trace fails before the run prints anything
     if args.reference_order:
-        _core.set_reference_order(True)
+        api.set_reference_order(True)
     result = STATUS.run(f"simulating {Path(str(args.scenario)).name}", api.simulate, args.scenario,
                         sets=args.sets, detail=True)
     if args.profile:
@@ -544,8 +545,11 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     for name in only or []:
         if name not in known:
             raise ValueError(f"reproduce: --only: unknown target {name!r}; allowed: {', '.join(known)}")
-    return STATUS.run("reproducing the seeds' comparisons", reproduce.main, args.output, args.duration_ms,
-                      args.seeds, only, args.workers, detail=True)
+    settings = reproduce.settings_for(args.duration_ms, args.seeds)
+    start = time.perf_counter()
+    results = STATUS.run("reproducing the seeds' comparisons", reproduce.reproduce, settings, only, args.workers,
+                         detail=True)
+    return reproduce.finish(results, args.output, settings, start)
 
 
 def _cmd_bench(args: argparse.Namespace) -> int:

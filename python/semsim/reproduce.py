@@ -387,16 +387,17 @@ def write_plots(results: list[TargetResult], out_dir: Path) -> list[Path]:
     return paths
 
 
-def main(out_dir: str = "report", duration_ms: float = 20.0, seeds: int = 3,
-         only: list[str] | None = None, workers: int | None = None,
-         progress: Callable[[str], Any] | None = None) -> int:
-    """`semsim reproduce`: run every target, print the checks, write the report."""
+def settings_for(duration_ms: float = 20.0, seeds: int = 3) -> Settings:
+    """The settings ``semsim reproduce --duration-ms MS --seeds K`` runs with."""
+    return Settings(duration_ms=duration_ms, warmup_ms=max(0.5, duration_ms / 10), seeds=seeds)
+
+
+def finish(results: list[TargetResult], out_dir: str, settings: Settings, started: float) -> int:
+    """Writes the report and plots, and prints the checks (stderr); ``started`` is the
+    perf_counter() reading when the targets began."""
     import sys
     import time
 
-    settings = Settings(duration_ms=duration_ms, warmup_ms=max(0.5, duration_ms / 10), seeds=seeds)
-    start = time.perf_counter()
-    results = reproduce(settings, only, workers, progress)
     out = Path(out_dir)
     path = write_report(results, out, settings)
     write_plots(results, out)
@@ -407,5 +408,16 @@ def main(out_dir: str = "report", duration_ms: float = 20.0, seeds: int = 3,
             f"{'pass' if c.passed else 'MISS' if c.passed is False else 'pred'}" for c in r.checks)),
             file=sys.stderr)
     print(f"{passed} checks pass, {missed} miss; report {path} "
-          f"({time.perf_counter() - start:.1f} s)", file=sys.stderr)
+          f"({time.perf_counter() - started:.1f} s)", file=sys.stderr)
     return 0
+
+
+def main(out_dir: str = "report", duration_ms: float = 20.0, seeds: int = 3,
+         only: list[str] | None = None, workers: int | None = None,
+         progress: Callable[[str], Any] | None = None) -> int:
+    """`semsim reproduce`: run every target, print the checks, write the report."""
+    import time
+
+    settings = settings_for(duration_ms, seeds)
+    start = time.perf_counter()
+    return finish(reproduce(settings, only, workers, progress), out_dir, settings, start)
