@@ -712,7 +712,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERNAL
     except SystemExit:
         raise
-    except BaseException as exc:
+    except BaseException as exc:  # every failure becomes one line
         if debug:
             raise
         if isinstance(exc, (UsageError, api.InputError, ValueError)):

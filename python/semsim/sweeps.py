@@ -275,7 +275,7 @@ def _in_jupyter_kernel() -> bool:
         return False
     try:
         shell = ipython.get_ipython()
-    except Exception:
+    except Exception:  # any doubt: not a kernel
         return False
     return shell is not None and getattr(shell, "kernel", None) is not None
 
@@ -341,7 +341,7 @@ def _run_dask(points: list[SweepPoint], client: Any, bar: Any, command: Sequence
     except BaseException:
         try:
             client.cancel(futures)
-        except Exception:
+        except Exception:  # best effort while failing
             pass
         if own_children:  # a local cluster's workers are our threads: end their subprocesses
             _worker.kill_live()
@@ -366,7 +366,7 @@ def _dask_client(executor: Any, nworkers: int) -> tuple[Any, Callable[[], None]]
         try:
             cluster = LocalCluster(n_workers=nworkers, threads_per_worker=1, processes=False,
                                    dashboard_address=None, silence_logs=logging.ERROR)
-        except Exception as exc:
+        except Exception as exc:  # whatever stops it, say so in one line
             message = " ".join(str(exc).split()) or type(exc).__name__
             raise SimulationError(f"sweep: executor 'dask': the local Dask cluster could not start: "
                                   f"{type(exc).__name__}: {message}") from None

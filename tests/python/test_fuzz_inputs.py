@@ -135,7 +135,7 @@ def run_case(argv: list[str], tmp: Path) -> tuple[int | None, str, str]:
             from semsim import cli
 
             code = cli.main(argv)
-        except BaseException:
+        except BaseException:  # a traceback is an outcome
             import traceback
 
             traceback.print_exc()
