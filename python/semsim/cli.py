@@ -635,7 +635,7 @@ def _cmd_machine(args: argparse.Namespace) -> int:
     name = args.name
     if name is None and args.output:
         stem = Path(args.output).stem
-        name = stem if mi._NAME_RE.match(stem) else None
+        name = stem if mi.valid_name(stem) else None
     model = mi.import_matrix(
         args.matrix, args.format, ghz=args.ghz, name=name, description=args.description,
         costs_from=args.costs_from or mi.DEFAULT_COSTS_FROM, gap=mi.DEFAULT_GAP if args.gap is None else args.gap,

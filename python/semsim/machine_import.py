@@ -66,12 +66,17 @@ from .topology_inference import (
 __all__ = [
     "DEFAULT_COSTS_FROM", "DEFAULT_GAP", "FORMATS", "NUMBERINGS", "Inferred", "Level", "Measured", "Options",
     "build_model", "components", "dump", "find_preset", "hierarchy", "import_matrix", "infer_topology",
-    "latency_classes", "location", "model_id", "read_matrix", "read_mctop", "read_nviennot", "summary",
+    "latency_classes", "location", "model_id", "read_matrix", "read_mctop", "read_nviennot", "summary", "valid_name",
 ]
 
 DEFAULT_COSTS_FROM = "uniform-64"
 _CYCLES_RE = re.compile(r"(\d+(?:\.\d+)?) cycles / (\d+(?:\.\d+)?) GHz\s*$")
 _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+
+
+def valid_name(name: str) -> bool:
+    """Whether ``name`` may name a machine model (lower-case letters, digits, ``.``, ``_``, ``-``)."""
+    return bool(_NAME_RE.match(name))
 
 def _round(x: float) -> float:
     """As the presets write values: 2 decimals from 10 up, else 4 significant digits."""
