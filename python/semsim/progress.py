@@ -72,7 +72,9 @@ class Live:
                 return
             self.shown = now
             elapsed = now - self.start
-            tail = f" of about {self.expected_s:.0f} s" if self.expected_s else ""
+            expected = self.expected_s
+            tail = f" of about {expected:.0f} s" if expected and expected >= 10 else (
+                f" of about {expected:.1f} s" if expected else "")
             detail = f"{self.detail}, " if self.detail else ""
             self.status.stream.write(f"\rsemsim: {self.what}: {detail}{elapsed:.1f} s{tail}\033[K")
             self.status.stream.flush()
