@@ -439,7 +439,7 @@ def compare(scenario: ScenarioLike | Sequence[ScenarioLike], *, sets: Sequence[s
     quick probes first check whether the host has drifted from its calibration (the
     points are then marked ``host_drifted``); a busy host is warned of before measuring.
     ``progress`` (default True) writes what happens to stderr, as the CLI does (a live
-    line only on a terminal or in Jupyter); False for silence.
+    line only on a terminal); False for silence.
 
     A list of scenarios gives a :class:`ComparisonSet`: each comparison and the accuracy
     summary over every point (``.summary``).

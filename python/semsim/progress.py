@@ -5,8 +5,8 @@
 
 - ``note()`` and ``warn()``: whole lines (``semsim: ...``, ``semsim: warning: ...``),
   always written (a log of what the command did, also in a pipe);
-- ``live()``: one line redrawn in place (``\\r``) while a call runs, only on a terminal
-  (or in Jupyter), never in a pipe, a file or CI, and not with ``SEMSIM_NO_PROGRESS`` set.
+- ``live()``: one line redrawn in place (``\\r``) while a call runs, only on a terminal,
+  never in a pipe, a file, CI or a notebook, and not with ``SEMSIM_NO_PROGRESS`` set.
   It shows the elapsed wall time, and what the engine reports of a simulation (point,
   seed, simulated time done of the ceiling, ``adaptive`` where the run may stop early)
   or of a batch of points run in other processes (points done of the total).
@@ -32,13 +32,9 @@ def _on_terminal(stream: TextIO) -> bool:
     if os.environ.get("SEMSIM_NO_PROGRESS"):
         return False
     try:
-        if stream.isatty():
-            return True
+        return bool(stream.isatty())
     except (AttributeError, ValueError):
         return False
-    from .sweeps import _in_jupyter_kernel  # a Jupyter kernel's stderr shows \r lines
-
-    return stream is sys.stderr and _in_jupyter_kernel()
 
 
 class Live:
@@ -101,7 +97,7 @@ class Status:
     """Status lines and a live progress line on ``stream`` (default: stderr).
 
     ``quiet`` writes nothing at all; ``live`` forces the live line on or off (default:
-    on a terminal or in Jupyter only).
+    on a terminal only).
     """
 
     def __init__(self, stream: TextIO | None = None, *, quiet: bool = False, live: bool | None = None) -> None:
