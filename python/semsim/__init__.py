@@ -13,6 +13,7 @@ files (``cpu_models/``, ``scenarios/``).
 
 from __future__ import annotations
 
+from . import lockstat, plots, trace
 from ._data import data_dir, default_scenario_path
 from .api import (
     CPU_CATEGORIES,
@@ -20,6 +21,7 @@ from .api import (
     HostError,
     InputError,
     Result,
+    RunProgress,
     ScenarioLike,
     SimulationError,
     calibrate,
@@ -30,19 +32,21 @@ from .api import (
     default_scenario,
     host_model_path,
     kernel_label,
+    load_native_scenario,
     load_scenario,
     machine_info,
     measure,
+    native_refusal,
     simulate,
     validate,
 )
-from . import lockstat, plots, trace
-from .compare import Comparison, compare
+from .compare import Comparison, ComparisonSet, compare
 from .diff import Diff, diff
 from .sweeps import SEMAPHORES_PER_THREAD, sweep
 
 try:
-    from importlib.metadata import PackageNotFoundError, version as _dist_version
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as _dist_version
 
     __version__ = _dist_version("semsim")
 except PackageNotFoundError:  # running from a source checkout
@@ -52,10 +56,12 @@ __all__ = [
     "CPU_CATEGORIES",
     "CalibrationUnavailable",
     "Comparison",
+    "ComparisonSet",
     "Diff",
     "HostError",
     "InputError",
     "Result",
+    "RunProgress",
     "ScenarioLike",
     "SEMAPHORES_PER_THREAD",
     "SimulationError",
@@ -71,10 +77,12 @@ __all__ = [
     "diff",
     "host_model_path",
     "kernel_label",
+    "load_native_scenario",
     "load_scenario",
     "lockstat",
     "machine_info",
     "measure",
+    "native_refusal",
     "plots",
     "simulate",
     "sweep",

@@ -6,6 +6,11 @@
 #include <pybind11/stl.h>
 #include <signal.h>
 
+#include <algorithm>
+#include <chrono>
+#include <optional>
+
+#include "calibrate/calibrate.hpp"
 #include "config/json_fields.hpp"
 #include "config/kernel_config.hpp"
 #include "config/machine_config.hpp"
@@ -13,11 +18,11 @@
 #include "core/errors.hpp"
 #include "core/floor.hpp"
 #include "core/simulation.hpp"
+#include "driver/run_point.hpp"
 #include "driver/simulate.hpp"
 #include "driver/trace_point.hpp"
 #include "ipc/kernel_policy.hpp"
 #include "machine/topology.hpp"
-#include "calibrate/calibrate.hpp"
 #include "native/host_error.hpp"
 #include "native/native_runner.hpp"
 
@@ -89,6 +94,57 @@ std::string load_scenario_native(const std::string& source,
   return normalised(scenario);
 }
 
+// A Python callable told the progress of the runs while a simulation runs without the
+// GIL: progress(run, done_ns, target_ns, adaptive, finished) (driver::RunProgress), at
+// most once per `interval_s` of wall time, so that the engine takes the GIL a few times a
+// second at most. The hook only reads the clock: results are the same bytes with it.
+// An exception the callable raises stops the calls and is raised once the run is over.
+class ProgressScope {
+ public:
+  ProgressScope(py::object callback, double interval_s) : callback_(std::move(callback)) {
+    if (callback_.is_none()) return;
+    interval_ = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+        std::chrono::duration<double>(std::max(0.0, interval_s)));
+    next_ = std::chrono::steady_clock::now() + interval_;
+    semsim::driver::set_progress_hook([this](const semsim::driver::RunProgress& p) { report(p); });
+    active_ = true;
+  }
+  ~ProgressScope() {
+    if (active_) semsim::driver::set_progress_hook({});
+  }
+  ProgressScope(const ProgressScope&) = delete;
+  ProgressScope& operator=(const ProgressScope&) = delete;
+  // After the run, with the GIL: the callable's exception, if it raised one.
+  void rethrow() {
+    if (error_) {
+      auto error = std::move(*error_);
+      error_.reset();
+      throw error;
+    }
+  }
+
+ private:
+  void report(const semsim::driver::RunProgress& p) {
+    if (error_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (now < next_) return;
+    next_ = now + interval_;
+    py::gil_scoped_acquire gil;
+    try {
+      callback_(p.run, p.done / semsim::kTicksPerNs, p.target / semsim::kTicksPerNs, p.adaptive,
+                p.finished);
+    } catch (py::error_already_set& e) {
+      error_.emplace(std::move(e));
+    }
+  }
+
+  py::object callback_;
+  std::chrono::steady_clock::duration interval_{};
+  std::chrono::steady_clock::time_point next_{};
+  std::optional<py::error_already_set> error_;
+  bool active_ = false;
+};
+
 std::string catalog() {
   Json out;
   out["machines"] = Json::array();
@@ -123,16 +179,23 @@ PYBIND11_MODULE(_core, m) {
         py::arg("overrides") = std::vector<std::string>{});
   m.def(
       "simulate",
-      [](const std::string& scenario_json) {
+      [](const std::string& scenario_json, py::object progress, double progress_interval_s) {
         auto scenario = parse(scenario_json);
         Json result;
+        ProgressScope scope(std::move(progress), progress_interval_s);
         {
           py::gil_scoped_release release;
           result = semsim::driver::simulate(scenario);
         }
+        scope.rethrow();
         return result.dump(2);
       },
-      py::arg("scenario_json"));
+      py::arg("scenario_json"), py::arg("progress") = py::none(),
+      py::arg("progress_interval_s") = 0.25,
+      "Simulates a normalised scenario; returns the result document. progress, if given, is "
+      "called as progress(run, done_ns, target_ns, adaptive, finished) at most every "
+      "progress_interval_s of wall time (run counts the runs from 1, one per thread count and "
+      "seed; target_ns 0: a run to completion).");
   m.def(
       "trace",
       [](const std::string& scenario_json, double from_ms, double to_ms, std::uint64_t limit) {
@@ -218,17 +281,21 @@ PYBIND11_MODULE(_core, m) {
   m.def("cleanup_native", [] { return semsim::native::cleanup_leftovers(); });
   m.def(
       "calibrate",
-      [](const std::string& out_path, bool quick) {
+      [](const std::string& out_path, bool quick, py::object progress, double progress_interval_s) {
         std::string text;
+        ProgressScope scope(std::move(progress), progress_interval_s);
         {
           py::gil_scoped_release release;
           text = semsim::calibrate::run_to_file(out_path, quick);
         }
+        scope.rethrow();
         return text;
       },
-      py::arg("out_path") = "", py::arg("quick") = false,
-      "Measures this host with the calibration probes (sim/calibrate/calibrate.hpp) and returns the "
+      py::arg("out_path") = "", py::arg("quick") = false, py::arg("progress") = py::none(),
+      py::arg("progress_interval_s") = 0.25,
+      "Measures this host with the calibration probes (sim/calibrate/calibrate.hpp) and returns "
+      "the "
       "machine model (cpu_models format) as JSON text; writes it to out_path too unless it is \"\" "
       "(the model's name is the file's stem, else \"host\"). quick: fewer, shorter repeats (a few "
-      "seconds).");
+      "seconds). progress: as simulate's, for the simulated runs the calibration makes.");
 }

@@ -104,14 +104,14 @@ def main() -> int:
 
     scenario_json = sys.stdin.read()
     try:
-        from . import _core  # noqa: PLC0415 - after the fd shuffle, on purpose
+        from . import _core  # after the fd shuffle, on purpose
         from .api import _data
 
         data_dir = _data.data_dir()
         if data_dir is not None:
             _core.set_data_dir(str(data_dir))
         text = _core.simulate(scenario_json)
-    except BaseException as exc:  # noqa: BLE001 - everything is reported to the parent
+    except BaseException as exc:  # everything is reported to the parent
         kind = type(exc).__name__
         try:
             from . import _core

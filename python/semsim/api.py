@@ -4,7 +4,9 @@ Every function takes a scenario as a file path, JSON text, a dict, or a
 :class:`Result` (whose scenario is reused), plus keyword overrides. An override
 ``workload__semaphores=64`` is the CLI's ``--set workload.semaphores=64``: ``__``
 stands for ``.`` in the dotted field path, and the value is passed as JSON.
-Overrides are applied before validation, exactly as on the command line.
+``sets=["workload.semaphores=64"]`` takes the CLI's ``--set`` text as it is
+(VALUE is JSON, else a string); ``sets`` apply first, then the keyword overrides,
+all before validation, exactly as on the command line.
 
 Bad input raises :class:`semsim.InputError` (a ``ValueError``) with the same
 one-line message the CLI prints -- wrong argument types, numbers out of range and
@@ -18,9 +20,9 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, NamedTuple, Union
 
 from . import _data
 
@@ -119,6 +121,8 @@ def _source(scenario: ScenarioLike) -> str:
 
 
 def _sets(sets: Iterable[str]) -> list[str]:
+    if isinstance(sets, (str, bytes)) or not isinstance(sets, Iterable):
+        raise InputError(f"sets: expected a list of KEY=VALUE strings (as --set takes), not {type(sets).__name__}")
     out = []
     for item in sets:
         if not isinstance(item, str):
@@ -130,6 +134,11 @@ def _sets(sets: Iterable[str]) -> list[str]:
             raise InputError(f"--set {key}: the value is not valid UTF-8") from None
         out.append(item)
     return out
+
+
+def _all_sets(sets: Iterable[str], overrides: Mapping[str, Any]) -> list[str]:
+    """The ``sets`` (``--set`` text), then the keyword overrides, as ``--set`` assignments."""
+    return [*_sets(sets), *override_args(overrides)]
 
 
 def _load_text(scenario: ScenarioLike, sets: Iterable[str]) -> str:
@@ -145,17 +154,37 @@ def _validate(scenario: ScenarioLike, sets: Iterable[str]) -> tuple[dict[str, An
     return json.loads(core.load_scenario(source, overrides)), str(note)
 
 
-def validate(path_or_dict: ScenarioLike, **overrides: Any) -> dict[str, Any]:
+def validate(path_or_dict: ScenarioLike, *, sets: Sequence[str] = (), **overrides: Any) -> dict[str, Any]:
     """Every check ``semsim run`` and ``semsim native`` make before they start (the
     scenario, the machine file and its matrices, the native runner's limits), without
     running; returns the normalized scenario or raises :class:`InputError`.
     """
-    return _validate(path_or_dict, override_args(overrides))[0]
+    return _validate(path_or_dict, _all_sets(sets, overrides))[0]
 
 
-def load_scenario(path_or_dict: ScenarioLike, **overrides: Any) -> dict[str, Any]:
-    """Reads, overrides and validates a scenario; returns it normalized (defaults filled in)."""
-    return json.loads(_load_text(path_or_dict, override_args(overrides)))
+def native_refusal(path_or_dict: ScenarioLike, *, sets: Sequence[str] = (), **overrides: Any) -> str:
+    """Why this host's limits (not the scenario) would stop :func:`measure`, or "".
+
+    Runs every check :func:`validate` runs (and raises :class:`InputError` as it does);
+    a scenario that only this host cannot measure is still valid: ``semsim validate``
+    says ``ok`` and adds this note.
+    """
+    return _validate(path_or_dict, _all_sets(sets, overrides))[1]
+
+
+def load_scenario(path_or_dict: ScenarioLike, *, sets: Sequence[str] = (), **overrides: Any) -> dict[str, Any]:
+    """Reads, overrides and validates a scenario; returns it normalized (defaults filled in).
+
+    >>> semsim.load_scenario("scenarios/default.json", sets=["threads=[1,2]", "kernel=global_lock"])
+    """
+    return json.loads(_load_text(path_or_dict, _all_sets(sets, overrides)))
+
+
+def load_native_scenario(path_or_dict: ScenarioLike, *, sets: Sequence[str] = (), **overrides: Any) -> dict[str, Any]:
+    """The scenario as :func:`measure` takes it, normalized: the native runner's checks and
+    this host's limits (raising :class:`InputError` for what it would refuse), but no
+    machine lookup: a measurement is of this host, whatever model the scenario names."""
+    return json.loads(_load_native_text(path_or_dict, _all_sets(sets, overrides)))
 
 
 def _flatten(obj: Mapping[str, Any], prefix: str, out: dict[str, Any]) -> None:
@@ -362,9 +391,73 @@ class Result:
         return result_html(self)
 
 
-def _simulate_sets(scenario: ScenarioLike, sets: Iterable[str]) -> Result:
-    text = _require_core().simulate(_load_text(scenario, sets))
-    return Result(json.loads(text), text)
+class RunProgress(NamedTuple):
+    """Where a simulation is, as :func:`simulate` tells its ``progress`` callable.
+
+    A run is one seed of one point (thread count); the runs go point by point, seed by
+    seed. ``simulated_ns`` is the simulated time the run has done, ``target_ns`` its
+    ceiling (``warmup_ms + duration_ms``; 0 for a workload that runs to completion).
+    With ``adaptive`` the run stops once its interval is narrow enough (``precision``),
+    which may be well before the ceiling.
+    """
+
+    point: int  # 1-based
+    points: int
+    seed: int  # 1-based: the run's place among the point's repeats
+    seeds: int
+    threads: int
+    simulated_ns: int
+    target_ns: int
+    adaptive: bool
+    finished: bool
+
+    def __str__(self) -> str:
+        where = f"point {self.point}/{self.points} ({self.threads} thread{'s' if self.threads != 1 else ''})"
+        if not self.points:  # a calibration's runs
+            where = f"simulated run {self.point}"
+        elif self.seeds > 1:
+            where += f", seed {self.seed}/{self.seeds}"
+        done = self.simulated_ns / 1e6
+        if self.target_ns:
+            text = f"{done:.2f}/{self.target_ns / 1e6:.2f} ms simulated" + (" (adaptive)" if self.adaptive else "")
+        else:
+            text = f"{done:.2f} ms simulated (to completion)"
+        return f"{where}: {text}"
+
+
+ProgressCallback = Callable[[RunProgress], Any]
+
+#: The engine calls a progress callable at most this often (seconds of wall time): it
+#: takes the GIL for each call.
+PROGRESS_INTERVAL_S = 0.25
+
+
+def _progress_adapter(scenario_text: str, progress: ProgressCallback) -> Callable[..., None]:
+    """The engine's progress(run, done_ns, target_ns, adaptive, finished) as RunProgress."""
+    scenario = json.loads(scenario_text)
+    threads = scenario.get("threads")
+    threads = list(threads) if isinstance(threads, list) else [threads]
+    repeats = max(1, int(scenario.get("repeats", 1)))
+
+    def call(run: int, done_ns: int, target_ns: int, adaptive: bool, finished: bool) -> None:
+        index = min(len(threads) - 1, (run - 1) // repeats)
+        progress(RunProgress(index + 1, len(threads), (run - 1) % repeats + 1, repeats, int(threads[index]),
+                             int(done_ns), int(target_ns), bool(adaptive), bool(finished)))
+
+    return call
+
+
+def _simulate_sets(scenario: ScenarioLike, sets: Iterable[str], progress: ProgressCallback | None = None) -> Result:
+    core = _require_core()
+    text = _load_text(scenario, sets)
+    if progress is None:
+        out = core.simulate(text)
+    else:
+        if not callable(progress):
+            raise InputError("progress: expected a callable taking a semsim.RunProgress, "
+                             f"not {type(progress).__name__}")
+        out = core.simulate(text, _progress_adapter(text, progress), float(PROGRESS_INTERVAL_S))
+    return Result(json.loads(out), out)
 
 
 def _load_native_text(scenario: ScenarioLike, sets: Iterable[str]) -> str:
@@ -381,18 +474,26 @@ def _measure_sets(scenario: ScenarioLike, sets: Iterable[str]) -> Result:
     return Result(json.loads(text), text)
 
 
-def simulate(scenario: ScenarioLike, **overrides: Any) -> Result:
-    """Simulates every point of the scenario; deterministic for a given scenario and seed."""
-    return _simulate_sets(scenario, override_args(overrides))
+def simulate(scenario: ScenarioLike, *, sets: Sequence[str] = (), progress: ProgressCallback | None = None,
+             **overrides: Any) -> Result:
+    """Simulates every point of the scenario; deterministic for a given scenario and seed.
+
+    ``progress``, if given, is called with a :class:`RunProgress` a few times a second of
+    wall time while the engine runs (from the engine's thread, holding the GIL); it
+    cannot change the result. An exception it raises is raised once the run is over.
+
+    >>> semsim.simulate("scenarios/default.json", sets=["threads=[1,2]"], progress=print)
+    """
+    return _simulate_sets(scenario, _all_sets(sets, overrides), progress)
 
 
-def measure(scenario: ScenarioLike, **overrides: Any) -> Result:
+def measure(scenario: ScenarioLike, *, sets: Sequence[str] = (), **overrides: Any) -> Result:
     """Runs the scenario's workload on real SysV semaphores on this host.
 
     The result records the scenario's ``machine`` but every point is measured here
     (``machine: "host"``), with the host's kernel release and CPU count.
     """
-    return _measure_sets(scenario, override_args(overrides))
+    return _measure_sets(scenario, _all_sets(sets, overrides))
 
 
 def cleanup_native() -> int:
@@ -403,6 +504,12 @@ def cleanup_native() -> int:
 def catalog() -> dict[str, Any]:
     """The machines, kernel generations and workloads this build knows, with descriptions."""
     return json.loads(_require_core().catalog())
+
+
+def set_reference_order(on: bool) -> None:
+    """Later simulations in this process take every turn through the calendar (no
+    shortcut in the time core): slower, the same bytes (``semsim run --reference-order``)."""
+    _require_core().set_reference_order(bool(on))
 
 
 def core_version() -> str:
@@ -443,12 +550,17 @@ def calibration_available() -> bool:
     return _core is not None and hasattr(_core, "calibrate")
 
 
-def calibrate(out_path: str | os.PathLike | None = None, quick: bool = False) -> dict[str, Any]:
+def calibrate(out_path: str | os.PathLike | None = None, quick: bool = False,
+              progress: ProgressCallback | None = None) -> dict[str, Any]:
     """Runs the calibration probes on this host and writes a machine model.
 
     The model goes to ``out_path`` (default :func:`host_model_path`, which scenarios
     then name as machine ``"host"``). ``quick`` runs shorter probes (less precise).
     Returns the model written, as a dict.
+
+    ``progress`` is called as :func:`simulate`'s is, for the simulated runs the
+    calibration makes (closing the kernel path): ``point`` counts those runs and
+    ``points`` is 0 (not a scenario's points).
 
     Raises :class:`CalibrationUnavailable` (an :class:`InputError` and a
     ``NotImplementedError``) when this build has no calibration.
@@ -464,7 +576,13 @@ def calibrate(out_path: str | os.PathLike | None = None, quick: bool = False) ->
     path = Path(os.fspath(out_path) if out_path is not None else host_model_path())
     if path.parent != Path(""):
         path.parent.mkdir(parents=True, exist_ok=True)
-    returned = core.calibrate(os.fspath(path), bool(quick))
+    if progress is None:
+        returned = core.calibrate(os.fspath(path), bool(quick))
+    else:
+        def call(run: int, done_ns: int, target_ns: int, adaptive: bool, finished: bool) -> None:
+            progress(RunProgress(int(run), 0, 1, 1, 1, int(done_ns), int(target_ns), bool(adaptive), bool(finished)))
+
+        returned = core.calibrate(os.fspath(path), bool(quick), call, float(PROGRESS_INTERVAL_S))
     if path.is_file():
         return json.loads(path.read_text(encoding="utf-8"))
     if isinstance(returned, str) and returned.lstrip().startswith("{"):

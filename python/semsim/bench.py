@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import resource
 import statistics
-import subprocess
 import sys
 import time
 from typing import Any
@@ -76,13 +75,13 @@ def time_case(case: dict[str, Any]) -> tuple[float, int, int]:
 
 
 def peak_memory_mib(tasks: int = 1024) -> float:
-    """Peak RSS (MiB) of a fresh process simulating `tasks` tasks."""
+    """Peak RSS (MiB) of a fresh process simulating `tasks` tasks (the sweeps' runner)."""
+    from .sweeps import run_scenarios
+
     case = {"machine": "uniform-64", "kernel": "hysteresis", "threads": tasks, "semaphores": 64,
             "duration_ms": 0.2}
-    code = ("import json, semsim._core as c; "
-            f"c.simulate(c.load_scenario({json.dumps(json.dumps(_scenario(case)))}, []))")
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    subprocess.run([sys.executable, "-c", code], check=True)
+    run_scenarios([_scenario(case)], max_workers=1, kind="bench scenario")
     after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     return max(before, after) / 1024.0
 

@@ -35,15 +35,23 @@ import json
 import os
 import signal
 import sys
-import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
-from . import _core, api, cli_extra, cli_views
-from .compare import HOST_BUSY_SHARE, HOST_DRIFT_LIMIT, UNSTABLE_SPREAD
+from . import api, cli_views
 from ._data import default_scenario_path
+from .compare import (
+    HOST_BUSY_SHARE,
+    HOST_DRIFT_LIMIT,
+    UNSTABLE_SPREAD,
+    Comparison,
+    ComparisonSet,
+    compare,
+    warn_if_busy,
+)
+from .progress import Status
 
 EXIT_USAGE = 2
 EXIT_INTERNAL = 1
@@ -120,18 +128,20 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     fields_help = _scenario_fields_help()
 
-    p = sub.add_parser("run", help="simulate a scenario; JSON result to OUT or stdout, a table to stderr", epilog=fields_help,
+    p = sub.add_parser("run", help="simulate a scenario; JSON result to OUT or stdout, a table to stderr",
+                       epilog=fields_help,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("scenario", metavar="SCENARIO.json")
     _add_set(p)
     p.add_argument("-o", "--output", metavar="OUT.json", help="write the JSON result here instead of stdout")
-    cli_extra.add_profile_flags(p)
+    cli_views.add_profile_flags(p)
     cli_views.add_trace_flags(p)
     p.add_argument("--reference-order", action="store_true",
                    help="no shortcut in the time core: every turn through the calendar "
                         "(slower; the same bytes, which the tests check)")
 
-    p = sub.add_parser("native", help="measure a scenario's workload on real SysV semaphores on this host", epilog=fields_help,
+    p = sub.add_parser("native", help="measure a scenario's workload on real SysV semaphores on this host",
+                       epilog=fields_help,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("scenario", metavar="SCENARIO.json", nargs="?")
     _add_set(p)
@@ -139,7 +149,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cleanup", action="store_true",
                    help="first remove semaphore arrays left by killed runners, and say how many")
 
-    p = sub.add_parser("compare", help="simulate and measure scenarios; table, DIR/compare.json, DIR/<name>.png", epilog=fields_help,
+    p = sub.add_parser("compare", help="simulate and measure scenarios; table, DIR/compare.json, DIR/<name>.png",
+                       epilog=fields_help,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("scenario", metavar="SCENARIO.json", nargs="+")
     p.add_argument("--machine", default=None, metavar="NAME",
@@ -183,7 +194,15 @@ def build_parser() -> argparse.ArgumentParser:
                         "~/.local/share/semsim/host.json: the model machine 'host' means)")
     p.add_argument("--quick", action="store_true", help="shorter probes (less precise)")
 
-    cli_extra.add_parsers(sub)
+    p = sub.add_parser("reproduce", help="reproduce the seeds' published comparisons; Markdown report + plots")
+    p.add_argument("-o", "--output", default="report", metavar="DIR", help="report directory (default: report)")
+    p.add_argument("--duration-ms", type=float, default=20.0, help="simulated window per point (default 20)")
+    p.add_argument("--seeds", type=int, default=3, help="seeds per point, median reported (default 3)")
+    p.add_argument("--only", default=None, help="comma-separated targets: xeon24, laptop4, aim9, swingbench, seed002")
+    p.add_argument("-j", "--workers", type=int, default=None, help="worker processes (default: CPU count)")
+    p = sub.add_parser("bench", help="simulator speed: semops per wall-second against the SimGrid floor")
+    p.add_argument("--repeats", type=int, default=3, help="repeats per figure, median reported (default 3)")
+    p.add_argument("-o", "--output", default=None, metavar="OUT.json", help="also write the figures as JSON")
     _add_machine_parser(sub)
     cli_views.add_diff_parser(sub, _add_set)
     sub.add_parser("list", help="list machines, kernel generations and workloads")
@@ -259,92 +278,8 @@ def _write_result(result: api.Result, output: str | None) -> None:
 # ---------------------------------------------------------------------------- commands
 
 
-class _Progress:
-    """A one-line ticker on stderr while something long runs, only on a terminal:
-    ``semsim: <what>: 12.3 s`` (and ``of about N s`` when the length is known). Off a
-    terminal (a pipe, a file, CI) it says nothing."""
-
-    def __init__(self, what: str, expected_s: float | None = None) -> None:
-        self.what, self.expected_s = what, expected_s
-        self.on = sys.stderr.isatty() and not os.environ.get("SEMSIM_NO_PROGRESS")
-        self.start = time.monotonic()
-        self.shown = 0.0
-
-    def tick(self) -> None:
-        now = time.monotonic()
-        if not self.on or now - self.shown < 0.25:
-            return
-        self.shown = now
-        elapsed = now - self.start
-        tail = f" of about {self.expected_s:.0f} s" if self.expected_s else ""
-        sys.stderr.write(f"\rsemsim: {self.what}: {elapsed:.1f} s{tail}\033[K")
-        sys.stderr.flush()
-
-    def done(self) -> None:
-        if self.on and self.shown:
-            sys.stderr.write("\r\033[K")
-            sys.stderr.flush()
-
-
-def _with_progress(progress: _Progress, fn: Any, *args: Any) -> Any:
-    """Runs fn in a thread while the ticker runs (for calls that release the GIL)."""
-    if not progress.on:
-        return fn(*args)
-    box: dict[str, Any] = {}
-
-    def work() -> None:
-        try:
-            box["result"] = fn(*args)
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller
-            box["error"] = exc
-
-    worker = threading.Thread(target=work, name="semsim-work", daemon=True)
-    worker.start()
-    try:
-        while worker.is_alive():
-            progress.tick()
-            worker.join(0.05)
-    finally:
-        progress.done()
-    if "error" in box:
-        raise box["error"]
-    return box["result"]
-
-
-def _host_busy_now(seconds: float = 0.3) -> float | None:
-    """The share of this host's CPUs that were busy over the next `seconds` (/proc/stat),
-    None where it cannot tell. Before a measurement: semsim itself does nothing then."""
-    def sample() -> tuple[int, int] | None:
-        try:
-            fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
-            values = [int(v) for v in fields[:8]]
-        except (OSError, ValueError):
-            return None
-        idle = values[3] + (values[4] if len(values) > 4 else 0)
-        return sum(values) - idle, sum(values)
-    a = sample()
-    time.sleep(seconds)
-    b = sample()
-    if a is None or b is None or b[1] <= a[1]:
-        return None
-    return (b[0] - a[0]) / (b[1] - a[1])
-
-
-def _warn_if_busy(before: str) -> None:
-    """Warns, before measuring, when other processes already keep the CPUs busy."""
-    busy = _host_busy_now()
-    if busy is not None and busy > HOST_BUSY_SHARE:
-        sys.stderr.write(f"semsim: warning: this host is busy before {before} (other processes use "
-                         f"{busy:.0%} of its CPUs): the figures will include their load; measure on a "
-                         "quiet host\n")
-        sys.stderr.flush()
-
-
-def _interruptible(fn: Any, *args: Any, progress: _Progress | None = None) -> Any:
-    """Runs a simulation so that Ctrl-C ends the process as SIGINT does (status 130):
-    main() gives SIGINT its default action, and the engine keeps the caller's SIGINT
-    disposition (sim/core), so nothing is needed here but the progress ticker."""
-    return fn(*args) if progress is None else _with_progress(progress, fn, *args)
+#: Status lines and the live progress line of every command (stderr).
+STATUS = Status()
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -352,12 +287,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
         raise UsageError("run: --folded needs --profile")
     cli_views.run_trace(args)  # first: a bad --trace fails before the run prints anything
     if args.reference_order:
-        _core.set_reference_order(True)
-    result = _interruptible(api._simulate_sets, args.scenario, args.sets,
-                            progress=_Progress(f"simulating {Path(str(args.scenario)).name}"))
+        api.set_reference_order(True)
+    result = STATUS.run(f"simulating {Path(str(args.scenario)).name}", api.simulate, args.scenario,
+                        sets=args.sets, detail=True)
     if args.profile:
         # The profile takes stdout; the JSON result goes only where -o says.
-        cli_extra.print_profile(result.doc, args.folded)
+        cli_views.print_profile(result.doc, args.folded)
         if args.output is not None:
             _write_result(result, args.output)
     else:
@@ -386,56 +321,21 @@ def _cmd_native(args: argparse.Namespace) -> int:
         if args.cleanup:
             return 0
         raise UsageError("native: the following arguments are required: SCENARIO.json (or --cleanup)")
-    scenario_text = api._load_native_text(args.scenario, args.sets)  # bad input: one line, first
-    _warn_if_busy("measuring")
-    result = _with_progress(_Progress(f"measuring {Path(str(args.scenario)).name} on this host"),
-                            api._measure_sets, scenario_text, [])
+    scenario = api.load_native_scenario(args.scenario, sets=args.sets)  # bad input: one line, first
+    warn_if_busy(STATUS, "measuring")
+    result = STATUS.run(f"measuring {Path(str(args.scenario)).name} on this host", api.measure, scenario)
     _write_result(result, args.output)
     _points_table(result, sys.stderr)
     return 0
 
 
-def _compare(source: str, sets: list[str], out_dir: str) -> list[dict[str, Any]]:
-    from .compare import Comparison
-
-    scenario_text = api._load_text(source, sets)
-    api._load_native_text(scenario_text, [])  # what the measurement will refuse, before anything runs
-    scenario = json.loads(scenario_text)
-    threads = scenario.get("threads")
-    npoints = len(threads) if isinstance(threads, list) else 1
-    name = scenario.get("name", "scenario")
-    model = api.machine_info(str(scenario.get("machine")))
-    sys.stderr.write(f"semsim: simulating {name!r}: {npoints} point(s) on model {scenario.get('machine')!r} "
-                     f"({model.get('file') or 'built in'}, {model.get('hash')})\n")
-    sys.stderr.flush()
-    start = time.monotonic()
-    simulated = _interruptible(api._simulate_sets, scenario_text, [],
-                               progress=_Progress(f"simulating {npoints} point(s)"))
-    # The engine's defaults (sim/config/scenario.cpp) where the scenario leaves them out.
-    seconds = npoints * int(scenario.get("repeats", 1)) * (
-        float(scenario.get("duration_ms", 20)) + float(scenario.get("warmup_ms", 2))) / 1000.0
-    sys.stderr.write(f"semsim: simulated in {time.monotonic() - start:.1f} s; measuring the same workload "
-                     f"on this host (about {seconds:.1f} s)\n")
-    sys.stderr.flush()
-    host_check = None
-    model_path = Path(model.get("file") or api.host_model_path())
-    if scenario.get("machine") == "host" and model_path.is_file():
-        # Has the host moved since it was calibrated? (the quick probes, a few seconds).
-        # A check that fails leaves the points unchecked; it does not end the compare.
-        from .compare import host_drift
-
-        try:
-            host_check = host_drift(json.loads(model_path.read_text(encoding="utf-8")))
-        except (api.InputError, api.SimulationError) as e:
-            sys.stderr.write(f"semsim: warning: no host check before measuring ({e})\n")
-    _warn_if_busy("measuring")
-    start = time.monotonic()
-    measured = _with_progress(_Progress(f"measuring {npoints} point(s) on this host", seconds),
-                              api._measure_sets, scenario_text, [])
-    sys.stderr.write(f"semsim: measured in {time.monotonic() - start:.1f} s\n")
-    comparison = Comparison(simulated, measured, host_check)
-    host = measured.doc.get("host", {})
-    print(f"{name}: {scenario.get('workload', {}).get('type')} predicted on model "
+def _compare(source: str, sets: list[str], out_dir: str) -> Comparison:
+    """One scenario compared (semsim.compare), printed and written into out_dir."""
+    comparison = compare(source, sets=sets, progress=STATUS)
+    assert isinstance(comparison, Comparison)
+    scenario = comparison.scenario
+    host = comparison.measured.doc.get("host", {})
+    print(f"{comparison.name}: {scenario.get('workload', {}).get('type')} predicted on model "
           f"{scenario.get('machine')!r} vs measured on this host ({host.get('cpus', '?')} CPUs, "
           f"Linux {host.get('kernel_release', '?')})")
     print(comparison.table())
@@ -443,6 +343,7 @@ def _compare(source: str, sets: list[str], out_dir: str) -> list[dict[str, Any]]
     if unknown_load:
         print(f"host load unknown for {unknown_load} of {len(comparison.rows)} point(s) (window under 100 ms "
               "per CPU, or a workload that runs to completion): '-' in 'host busy' is unknown, not quiet")
+    host_check = comparison.host_check
     if host_check is not None:
         figures = ", ".join(
             f"{key.replace('_ns', '')} {v['now']:.0f} ns (calibrated {v['calibrated']:.0f}, {v['change_pct']:+.0f} %)"
@@ -452,19 +353,7 @@ def _compare(source: str, sets: list[str], out_dir: str) -> list[dict[str, Any]]
         print(f"host check before measuring: {figures}; {verdict}")
     json_path, png_path = comparison.write(out_dir)
     print(f"wrote {json_path} and {png_path}")
-    return [dict(row, scenario=name) for row in comparison.rows]
-
-
-def _accuracy(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Median and max |error| and the counts within 15 % and 35 % over the rows that have an error."""
-    errors = sorted(abs(r["error_pct"]) for r in rows if r.get("error_pct") is not None)
-    out: dict[str, Any] = {"compared": len(errors)}
-    if errors:
-        mid = len(errors) // 2
-        median = errors[mid] if len(errors) % 2 else (errors[mid - 1] + errors[mid]) / 2
-        out.update(median_abs_error_pct=median, max_abs_error_pct=errors[-1],
-                   within_15_pct=sum(e <= 15 for e in errors), within_35_pct=sum(e <= 35 for e in errors))
-    return out
+    return comparison
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
@@ -474,62 +363,44 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         return 0
     # Several scenarios (e.g. scenarios/host/*.json): one sub-folder each, then
     # the accuracy summary over every point.
-    rows: list[dict[str, Any]] = []
+    comparisons = []
     for source in args.scenario:
-        rows += _compare(source, sets, str(Path(args.output) / Path(source).stem))
+        comparisons.append(_compare(source, sets, str(Path(args.output) / Path(source).stem)))
         print()
-    summary: dict[str, Any] = {"points": len(rows), **_accuracy(rows)}
+    cset = ComparisonSet(comparisons)
+    summary, rows = cset.summary, cset.rows
     if summary["compared"]:
         print(f"accuracy over {summary['compared']} points: median |error| {summary['median_abs_error_pct']:.1f} %, "
               f"max {summary['max_abs_error_pct']:.1f} %, within 15 %: {summary['within_15_pct']}, "
               f"within 35 %: {summary['within_35_pct']}")
-    busy = [r for r in rows if r.get("host_busy")]
-    drifted = [r for r in rows if r.get("host_drifted")]
-    unknown = [r for r in rows if r.get("foreign_cpu_share") is None]
-    if unknown:
-        # Unknown is not quiet: a window too short for /proc/stat's ticks, or a workload
-        # that runs to completion, says nothing about the host's other load.
-        summary["host_load_unknown_points"] = len(unknown)
-        print(f"{len(unknown)} of {len(rows)} point(s) have an unknown host load (window under 100 ms "
-              "per CPU, or a workload that runs to completion): whether other processes ran then is "
+    if cset.host_load_unknown:
+        print(f"{len(cset.host_load_unknown)} of {len(rows)} point(s) have an unknown host load (window under "
+              "100 ms per CPU, or a workload that runs to completion): whether other processes ran then is "
               "not known")
-    if busy or drifted:
-        # Points measured while other processes used the CPUs, or on a host that had
-        # moved from its calibration: the accuracy without them.
-        quiet = _accuracy([r for r in rows if not r.get("host_busy") and not r.get("host_drifted")])
-        summary["host_busy_points"] = len(busy)
-        summary["host_drifted_points"] = len(drifted)
-        summary["quiet"] = quiet
-        print(f"{len(busy)} point(s) were measured on a busy host (other processes used more than "
-              f"{HOST_BUSY_SHARE:.0%} of the CPUs) and {len(drifted)} on a host that had drifted more "
+    if "quiet" in summary:
+        quiet = summary["quiet"]
+        print(f"{len(cset.host_busy)} point(s) were measured on a busy host (other processes used more than "
+              f"{HOST_BUSY_SHARE:.0%} of the CPUs) and {len(cset.host_drifted)} on a host that had drifted more "
               f"than {HOST_DRIFT_LIMIT:.0%} from its calibration; without them: " + (
                   f"median |error| {quiet['median_abs_error_pct']:.1f} %, max {quiet['max_abs_error_pct']:.1f} % "
                   f"over {quiet['compared']} points" if quiet["compared"] else "no points left"))
-    unstable = [r for r in rows if r.get("measured_unstable")]
-    if unstable:
-        # Points whose own repeats disagree by more than UNSTABLE_SPREAD: the accuracy
-        # without them (and without busy or drifted points) is the model's, not the vote's.
-        steady = _accuracy([r for r in rows if not (r.get("measured_unstable") or r.get("host_busy")
-                                                    or r.get("host_drifted"))])
-        summary["unstable_points"] = len(unstable)
-        summary["steady"] = steady
-        print(f"{len(unstable)} point(s) measured unstable (repeats more than {UNSTABLE_SPREAD:g}x apart: "
-              + ", ".join(f"{r['scenario']} {r['threads']}" for r in unstable) + "); without them and "
+    if "steady" in summary:
+        steady = summary["steady"]
+        print(f"{len(cset.unstable)} point(s) measured unstable (repeats more than {UNSTABLE_SPREAD:g}x apart: "
+              + ", ".join(f"{r['scenario']} {r['threads']}" for r in cset.unstable) + "); without them and "
               "without busy or drifted points: " + (
                   f"median |error| {steady['median_abs_error_pct']:.1f} %, max {steady['max_abs_error_pct']:.1f} %, "
                   f"within 35 %: {steady['within_35_pct']} of {steady['compared']} points"
                   if steady["compared"] else "no points left"))
-    out = Path(args.output)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "accuracy.json").write_text(json.dumps({"summary": summary, "rows": rows}, indent=2) + "\n")
-    print(f"wrote {out / 'accuracy.json'}")
+    path = cset.write_summary(args.output)
+    print(f"wrote {path}")
     return 0
 
 
 def _calibrate(path: str | os.PathLike, quick: bool) -> None:
     """Calibrates into `path`, printing what the calibration warns of (a host that moved)."""
-    _warn_if_busy("calibrating")
-    model = _with_progress(_Progress("calibrating this host"), api.calibrate, path, quick)
+    warn_if_busy(STATUS, "calibrating")
+    model = STATUS.run("calibrating this host", api.calibrate, path, quick, detail=True)
     for warning in model.get("provenance", {}).get("warnings", []):
         sys.stderr.write(f"semsim: warning: {warning}\n")
 
@@ -545,10 +416,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         elif api.calibration_available():
             model = Path(args.output) / "host.json"
             model.parent.mkdir(parents=True, exist_ok=True)
-            sys.stderr.write(f"semsim: no calibrated model of this host ({api.host_model_path()}); "
-                             f"a quick calibration into {model} (a few seconds; `semsim calibrate` "
-                             "makes the full one)\n")
-            sys.stderr.flush()
+            STATUS.note(f"no calibrated model of this host ({api.host_model_path()}); a quick calibration "
+                        f"into {model} (a few seconds; `semsim calibrate` makes the full one)")
             _calibrate(model, quick=True)
             sets.append(f"machine={json.dumps(os.fspath(model))}")
     _compare(os.fspath(default_scenario_path()), sets, args.output)
@@ -666,6 +535,34 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_reproduce(args: argparse.Namespace) -> int:
+    from . import reproduce
+
+    if args.duration_ms <= 0 or args.seeds < 1:
+        raise ValueError("reproduce: --duration-ms must be > 0 and --seeds >= 1")
+    only = [x.strip() for x in args.only.split(",")] if args.only else None
+    known = [t.name for t in reproduce.TARGETS]
+    for name in only or []:
+        if name not in known:
+            raise ValueError(f"reproduce: --only: unknown target {name!r}; allowed: {', '.join(known)}")
+    settings = reproduce.settings_for(args.duration_ms, args.seeds)
+    start = time.perf_counter()
+    results = STATUS.run("reproducing the seeds' comparisons", reproduce.reproduce, settings, only, args.workers,
+                         detail=True)
+    return reproduce.finish(results, args.output, settings, start)
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from . import bench
+
+    if args.repeats < 1:
+        raise ValueError("bench: --repeats must be >= 1")
+    report = bench.run(repeats=args.repeats)
+    if args.output:
+        Path(args.output).write_text(json.dumps(report, indent=2) + "\n")
+    return 0
+
+
 def _cmd_list(args: argparse.Namespace) -> int:
     cat = api.catalog()
     sections = [
@@ -685,7 +582,8 @@ def _cmd_list(args: argparse.Namespace) -> int:
 def _cmd_validate(args: argparse.Namespace) -> int:
     # Every check run and native make (the machine's matrices and the native runner's
     # limits included); this host's limits alone do not make the scenario bad.
-    scenario, note = api._validate(args.scenario, args.sets)
+    scenario = api.validate(args.scenario, sets=args.sets)
+    note = api.native_refusal(args.scenario, sets=args.sets)
     name = scenario.get('name') or Path(args.scenario).stem
     print(f"ok: {name}" + (f" (but `semsim native` on this host would refuse it: {_one_line(note)})"
                            if note else ""))
@@ -737,7 +635,7 @@ def _cmd_machine(args: argparse.Namespace) -> int:
     name = args.name
     if name is None and args.output:
         stem = Path(args.output).stem
-        name = stem if mi._NAME_RE.match(stem) else None
+        name = stem if mi.valid_name(stem) else None
     model = mi.import_matrix(
         args.matrix, args.format, ghz=args.ghz, name=name, description=args.description,
         costs_from=args.costs_from or mi.DEFAULT_COSTS_FROM, gap=mi.DEFAULT_GAP if args.gap is None else args.gap,
@@ -760,8 +658,8 @@ _COMMANDS = {
     "demo": _cmd_demo,
     "sweep": _cmd_sweep,
     "calibrate": _cmd_calibrate,
-    "reproduce": cli_extra.cmd_reproduce,
-    "bench": cli_extra.cmd_bench,
+    "reproduce": _cmd_reproduce,
+    "bench": _cmd_bench,
     "diff": cli_views.cmd_diff,
     "list": _cmd_list,
     "validate": _cmd_validate,
@@ -814,7 +712,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERNAL
     except SystemExit:
         raise
-    except BaseException as exc:  # noqa: BLE001 - every failure becomes one line
+    except BaseException as exc:  # every failure becomes one line
         if debug:
             raise
         if isinstance(exc, (UsageError, api.InputError, ValueError)):

@@ -1,8 +1,9 @@
-"""CLI views: ``semsim diff`` and ``semsim run --trace``.
+"""CLI views: ``semsim diff``, ``semsim run --trace`` and ``semsim run --profile``.
 
   semsim diff A.json B.json [-o DIR]
   semsim diff SCENARIO.json --kernel A --kernel B [--repeats K] [--set ...] [-o DIR]
   semsim run SCENARIO.json --trace FILE.perfetto-trace [--trace-window A..B] [--trace-limit N]
+  semsim run SCENARIO.json --profile [--folded FILE]   perf-report-like profile per point
 
 Kept apart from cli.py so that the command line's core and these views merge independently.
 """
@@ -12,7 +13,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from pathlib import Path
+from typing import Any, TextIO
+
+from . import lockstat
 
 
 def add_diff_parser(sub: Any, add_set: Any) -> None:
@@ -31,7 +35,8 @@ def add_diff_parser(sub: Any, add_set: Any) -> None:
                    help="with one SCENARIO: a kernel id or JSON object; give it twice (A, then B)")
     p.add_argument("--repeats", metavar="K", help="with --kernel: seeds per side (default: the scenario's, at least 3)")
     add_set(p)
-    p.add_argument("-o", "--output", metavar="DIR", default=None, help="also write the table, JSON, difffolded and plot here")
+    p.add_argument("-o", "--output", metavar="DIR", default=None,
+                   help="also write the table, JSON, difffolded and plot here")
 
 
 def _kernel_value(text: str) -> Any:
@@ -58,7 +63,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
                 repeats = 0
             if repeats < 1:
                 raise ValueError(f"diff: --repeats {args.repeats!r}: expected an integer >= 1")
-        scenario = json.loads(api._load_text(args.inputs[0], args.sets))
+        scenario = api.load_scenario(args.inputs[0], sets=args.sets)
         d = diff(scenario, kernel=[_kernel_value(k) for k in args.kernel], repeats=repeats)
     else:
         if len(args.inputs) != 2:
@@ -110,3 +115,34 @@ def run_trace(args: argparse.Namespace) -> None:
             raise ValueError(f"run: --trace-limit {args.trace_limit!r}: expected an integer >= 1")
     info = trace.write_trace(args.scenario, args.trace, window_ms=window, limit=limit, sets=args.sets)
     sys.stderr.write(f"trace: {info.summary()}\n")
+
+
+# ---------------------------------------------------------------------------- run --profile
+
+
+def add_profile_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--profile", action="store_true",
+                   help="print the simulated CPU time by kernel function, as perf report would")
+    p.add_argument("--folded", default=None, metavar="FILE",
+                   help="with --profile: write folded stacks for flamegraph tools (default: semsim.folded)")
+
+
+def print_profile(doc: dict[str, Any], folded_path: str | None, out: TextIO | None = None) -> None:
+    """perf-report-like table per point, and one folded-stacks file for all points."""
+    out = out if out is not None else sys.stdout
+    lines = []
+    for point in doc["points"]:
+        out.write(f"# threads {point['threads']}, kernel {point['kernel']}, machine {point['machine']}: "
+                  f"{point['ops_per_s']:,.0f} ops/s\n")
+        out.write(f"# {'Overhead':>9}  Symbol\n")
+        for entry in point.get("profile", []):
+            mark = "[.]" if entry["function"].startswith("[user]") else "[k]"
+            out.write(f"  {100 * entry['share']:8.2f}%  {mark} {entry['function']}\n")
+            samples = int(round(entry.get("cpu_ns", 0)))
+            if samples > 0 and "stack" in entry:
+                root = f"semsim;threads={point['threads']};{point['kernel']}"
+                lines.append(f"{root};{entry['stack']} {samples}")
+        out.write("\n" + lockstat.point_table(point) + "\n")
+    path = Path(folded_path or "semsim.folded")
+    path.write_text("\n".join(lines) + "\n")
+    out.write(f"folded stacks (CPU ns) written to {path}\n")

@@ -6,11 +6,26 @@ import json
 import math
 import os
 import re
-from collections.abc import Mapping
+import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .api import Result, ScenarioLike, kernel_label, load_scenario, measure, ops_interval, simulate
+from .api import (
+    InputError,
+    Result,
+    ScenarioLike,
+    SimulationError,
+    host_model_path,
+    kernel_label,
+    load_native_scenario,
+    load_scenario,
+    machine_info,
+    measure,
+    ops_interval,
+    simulate,
+)
+from .progress import Status, status_for
 
 _kernel_label = kernel_label
 
@@ -262,7 +277,177 @@ def safe_filename(name: str) -> str:
     return cleaned or "scenario"
 
 
-def compare(scenario: ScenarioLike, **overrides: Any) -> Comparison:
-    """Simulates the scenario and measures it on this host; pairs the points."""
-    normalized = load_scenario(scenario, **overrides)
-    return Comparison(simulate(normalized), measure(normalized))
+def host_busy_share(seconds: float = 0.3) -> float | None:
+    """The share of this host's CPUs that were busy over the next ``seconds`` (/proc/stat),
+    None where it cannot tell. Before a measurement: semsim itself does nothing then."""
+    def sample() -> tuple[int, int] | None:
+        try:
+            fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+            values = [int(v) for v in fields[:8]]
+        except (OSError, ValueError):
+            return None
+        idle = values[3] + (values[4] if len(values) > 4 else 0)
+        return sum(values) - idle, sum(values)
+    a = sample()
+    time.sleep(seconds)
+    b = sample()
+    if a is None or b is None or b[1] <= a[1]:
+        return None
+    return (b[0] - a[0]) / (b[1] - a[1])
+
+
+def warn_if_busy(status: Status, before: str) -> None:
+    """Warns, before measuring, when other processes already keep the CPUs busy."""
+    busy = host_busy_share()
+    if busy is not None and busy > HOST_BUSY_SHARE:
+        status.warn(f"this host is busy before {before} (other processes use {busy:.0%} of its CPUs): the "
+                    "figures will include their load; measure on a quiet host")
+
+
+def accuracy(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Median and max |error| and the counts within 15 % and 35 % over the rows that have an error."""
+    errors = sorted(abs(r["error_pct"]) for r in rows if r.get("error_pct") is not None)
+    out: dict[str, Any] = {"compared": len(errors)}
+    if errors:
+        mid = len(errors) // 2
+        median = errors[mid] if len(errors) % 2 else (errors[mid - 1] + errors[mid]) / 2
+        out.update(median_abs_error_pct=median, max_abs_error_pct=errors[-1],
+                   within_15_pct=sum(e <= 15 for e in errors), within_35_pct=sum(e <= 35 for e in errors))
+    return out
+
+
+class ComparisonSet:
+    """Several scenarios compared (``semsim compare A.json B.json ...``): each
+    :class:`Comparison`, and the accuracy summary over every point."""
+
+    def __init__(self, comparisons: Sequence[Comparison]) -> None:
+        self.comparisons = list(comparisons)
+        #: Every point of every comparison, with its scenario's name as ``scenario``.
+        self.rows = [dict(row, scenario=c.name) for c in self.comparisons for row in c.rows]
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        """``points``, the accuracy over them (:func:`accuracy`), and, where there are such
+        points, how many had an unknown host load (``host_load_unknown_points``), were
+        measured on a busy or drifted host (``host_busy_points``, ``host_drifted_points``,
+        with the accuracy without them as ``quiet``) or measured unstable
+        (``unstable_points``, and ``steady``: the accuracy without them and without busy or
+        drifted points)."""
+        rows = self.rows
+        summary: dict[str, Any] = {"points": len(rows), **accuracy(rows)}
+        # Unknown is not quiet: a window too short for /proc/stat's ticks, or a workload
+        # that runs to completion, says nothing about the host's other load.
+        unknown = self.host_load_unknown
+        if unknown:
+            summary["host_load_unknown_points"] = len(unknown)
+        busy, drifted = self.host_busy, self.host_drifted
+        if busy or drifted:
+            summary["host_busy_points"] = len(busy)
+            summary["host_drifted_points"] = len(drifted)
+            summary["quiet"] = accuracy([r for r in rows if not r.get("host_busy") and not r.get("host_drifted")])
+        unstable = self.unstable
+        if unstable:
+            # The accuracy without unstable (and busy or drifted) points is the model's, not the vote's.
+            summary["unstable_points"] = len(unstable)
+            summary["steady"] = accuracy([r for r in rows if not (r.get("measured_unstable") or r.get("host_busy")
+                                                                  or r.get("host_drifted"))])
+        return summary
+
+    @property
+    def host_load_unknown(self) -> list[dict[str, Any]]:
+        return [r for r in self.rows if r.get("foreign_cpu_share") is None]
+
+    @property
+    def host_busy(self) -> list[dict[str, Any]]:
+        return [r for r in self.rows if r.get("host_busy")]
+
+    @property
+    def host_drifted(self) -> list[dict[str, Any]]:
+        return [r for r in self.rows if r.get("host_drifted")]
+
+    @property
+    def unstable(self) -> list[dict[str, Any]]:
+        return [r for r in self.rows if r.get("measured_unstable")]
+
+    def write_summary(self, out_dir: str | os.PathLike) -> Path:
+        """Writes ``accuracy.json`` (``summary`` and ``rows``) into ``out_dir``; returns its path."""
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        path = out / "accuracy.json"
+        path.write_text(json.dumps({"summary": self.summary, "rows": self.rows}, indent=2) + "\n")
+        return path
+
+    def write(self, out_dir: str | os.PathLike) -> Path:
+        """Each comparison into ``out_dir/<scenario name>/``, then ``accuracy.json``."""
+        for c in self.comparisons:
+            c.write(Path(out_dir) / safe_filename(c.name))
+        return self.write_summary(out_dir)
+
+    def __len__(self) -> int:
+        return len(self.comparisons)
+
+    def __repr__(self) -> str:
+        return f"<semsim.ComparisonSet {len(self.comparisons)} scenarios, {len(self.rows)} points>"
+
+
+def _measured_seconds(scenario: Mapping[str, Any]) -> float:
+    """About how long the native runner takes (the engine's defaults where the scenario
+    leaves them out, sim/config/scenario.cpp)."""
+    threads = scenario.get("threads")
+    npoints = len(threads) if isinstance(threads, list) else 1
+    return npoints * int(scenario.get("repeats", 1)) * (
+        float(scenario.get("duration_ms", 20)) + float(scenario.get("warmup_ms", 2))) / 1000.0
+
+
+def _compare_one(scenario: ScenarioLike, sets: Sequence[str], host_check: bool, status: Status,
+                 overrides: Mapping[str, Any]) -> Comparison:
+    normalized = load_scenario(scenario, sets=sets, **overrides)
+    load_native_scenario(normalized)  # what the measurement will refuse, before anything runs
+    threads = normalized.get("threads")
+    npoints = len(threads) if isinstance(threads, list) else 1
+    machine = normalized.get("machine")
+    model = machine_info(str(machine))
+    status.note(f"simulating {normalized.get('name', 'scenario')!r}: {npoints} point(s) on model {machine!r} "
+                f"({model.get('file') or 'built in'}, {model.get('hash')})")
+    start = time.monotonic()
+    simulated = status.run(f"simulating {npoints} point(s)", simulate, normalized, detail=True)
+    seconds = _measured_seconds(normalized)
+    status.note(f"simulated in {time.monotonic() - start:.1f} s; measuring the same workload on this host "
+                f"(about {seconds:.1f} s)")
+    check = None
+    model_path = Path(model.get("file") or host_model_path())
+    if host_check and machine == "host" and model_path.is_file():
+        # Has the host moved since it was calibrated? (the quick probes, a few seconds).
+        # A check that fails leaves the points unchecked; it does not end the compare.
+        try:
+            check = host_drift(json.loads(model_path.read_text(encoding="utf-8")))
+        except (InputError, SimulationError) as e:
+            status.warn(f"no host check before measuring ({e})")
+    warn_if_busy(status, "measuring")
+    start = time.monotonic()
+    measured = status.run(f"measuring {npoints} point(s) on this host", measure, normalized, expected_s=seconds)
+    status.note(f"measured in {time.monotonic() - start:.1f} s")
+    return Comparison(simulated, measured, check)
+
+
+def compare(scenario: ScenarioLike | Sequence[ScenarioLike], *, sets: Sequence[str] = (), host_check: bool = True,
+            progress: bool | Status | None = True, **overrides: Any) -> Comparison | ComparisonSet:
+    """Simulates the scenario and measures it on this host; pairs the points.
+
+    What ``semsim compare`` does: the scenario is checked for both sides before anything
+    runs; with the calibrated host model (machine ``"host"``) and ``host_check``, the
+    quick probes first check whether the host has drifted from its calibration (the
+    points are then marked ``host_drifted``); a busy host is warned of before measuring.
+    ``progress`` (default True) writes what happens to stderr, as the CLI does (a live
+    line only on a terminal); False for silence.
+
+    A list of scenarios gives a :class:`ComparisonSet`: each comparison and the accuracy
+    summary over every point (``.summary``).
+
+    >>> c = semsim.compare("scenarios/default.json", sets=["threads=[1,2]", "machine=host-default"])
+    >>> print(c.table())
+    """
+    status = status_for(progress)
+    if isinstance(scenario, (list, tuple)):
+        return ComparisonSet([_compare_one(s, sets, host_check, status, overrides) for s in scenario])
+    return _compare_one(scenario, sets, host_check, status, overrides)

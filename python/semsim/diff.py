@@ -312,7 +312,8 @@ class Diff:
             rows = [["function", "A ns/op", "B ns/op", "delta", "A share", "B share"]]
             for f in p["functions"][:top]:
                 rows.append([f["function"], f"{f['ns_per_op_a']:.2f}", f"{f['ns_per_op_b']:.2f}",
-                             f"{f['delta_ns_per_op']:+.2f}", f"{100 * f['share_a']:.2f}%", f"{100 * f['share_b']:.2f}%"])
+                             f"{f['delta_ns_per_op']:+.2f}", f"{100 * f['share_a']:.2f}%",
+                             f"{100 * f['share_b']:.2f}%"])
             out.append(_format(rows, left=1))
             if p["locks"]:
                 out.append(f"## threads {p['threads']}: locks")

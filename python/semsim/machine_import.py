@@ -43,20 +43,40 @@ from pathlib import Path
 from typing import Any
 
 from .api import InputError
-from .matrix_files import FORMATS, Measured, first_sentences, read_matrix, read_mctop, read_nviennot  # noqa: F401
-from .topology_inference import (  # noqa: F401
-    DEFAULT_GAP, NUMBERINGS, Inferred, Level, assign_ids, components, drop_smt, given_topology, hierarchy,
-    infer_topology, latency_classes, location, median, model_id, socket_hops, uniform_problem)
+from .matrix_files import FORMATS, Measured, first_sentences, read_matrix, read_mctop, read_nviennot
+from .topology_inference import (
+    DEFAULT_GAP,
+    NUMBERINGS,
+    Inferred,
+    Level,
+    assign_ids,
+    components,
+    drop_smt,
+    given_topology,
+    hierarchy,
+    infer_topology,
+    latency_classes,
+    location,
+    median,
+    model_id,
+    socket_hops,
+    uniform_problem,
+)
 
 __all__ = [
     "DEFAULT_COSTS_FROM", "DEFAULT_GAP", "FORMATS", "NUMBERINGS", "Inferred", "Level", "Measured", "Options",
     "build_model", "components", "dump", "find_preset", "hierarchy", "import_matrix", "infer_topology",
-    "latency_classes", "location", "model_id", "read_matrix", "read_mctop", "read_nviennot", "summary",
+    "latency_classes", "location", "model_id", "read_matrix", "read_mctop", "read_nviennot", "summary", "valid_name",
 ]
 
 DEFAULT_COSTS_FROM = "uniform-64"
 _CYCLES_RE = re.compile(r"(\d+(?:\.\d+)?) cycles / (\d+(?:\.\d+)?) GHz\s*$")
 _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+
+
+def valid_name(name: str) -> bool:
+    """Whether ``name`` may name a machine model (lower-case letters, digits, ``.``, ``_``, ``-``)."""
+    return bool(_NAME_RE.match(name))
 
 def _round(x: float) -> float:
     """As the presets write values: 2 decimals from 10 up, else 4 significant digits."""
@@ -381,11 +401,14 @@ def _description(measured: Measured, shape: tuple[int, int, int, int]) -> str:
     S, D, C, T = shape
     machine = measured.header.get("MACHINE", "").split(". ")[0].strip()
     what = f"{S} socket(s) x {D} die(s) x {C} cores x {T} thread(s)"
-    return f"imported from {measured.path.name} ({machine[:160]}): {what}" if machine else f"imported from {measured.path.name}: {what}"
+    if machine:
+        return f"imported from {measured.path.name} ({machine[:160]}): {what}"
+    return f"imported from {measured.path.name}: {what}"
 
 
 def _memory(measured: Measured, full: Inferred, inf: Inferred, loc: dict[int, tuple[int, int, int, int]],
-            model_of: dict[int, int], ghz: float, ref: str, notes: list[str]) -> tuple[dict[str, Any], dict[str, Any] | None] | None:
+            model_of: dict[int, int], ghz: float, ref: str,
+            notes: list[str]) -> tuple[dict[str, Any], dict[str, Any] | None] | None:
     """memory_latency_ns (local node) and numa_distance from mctop's mem_latency table."""
     if not measured.mem_latency:
         return None

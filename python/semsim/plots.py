@@ -132,7 +132,7 @@ def plot_compare(comparison: Comparison | Iterable[Mapping[str, Any]], ax: Axes 
         if band and any(r.get("predicted_min_ops_per_s") is not None for r in pred):
             lo = [r.get("predicted_min_ops_per_s") or r["predicted_ops_per_s"] for r in pred]
             hi = [r.get("predicted_max_ops_per_s") or r["predicted_ops_per_s"] for r in pred]
-            if any(h > l for l, h in zip(lo, hi)):
+            if any(h > low for low, h in zip(lo, hi)):
                 ax.fill_between(x, lo, hi, color=line.get_color(), alpha=0.15, linewidth=0,
                                 label="predicted spread (seeds)")
     if meas:
@@ -140,7 +140,7 @@ def plot_compare(comparison: Comparison | Iterable[Mapping[str, Any]], ax: Axes 
         y = [r["measured_ops_per_s"] for r in meas]
         lo = [r.get("measured_min_ops_per_s") or r["measured_ops_per_s"] for r in meas]
         hi = [r.get("measured_max_ops_per_s") or r["measured_ops_per_s"] for r in meas]
-        yerr = [[max(0.0, v - l) for v, l in zip(y, lo)], [max(0.0, h - v) for v, h in zip(y, hi)]]
+        yerr = [[max(0.0, v - low) for v, low in zip(y, lo)], [max(0.0, h - v) for v, h in zip(y, hi)]]
         container = ax.errorbar(x, y, yerr=yerr, fmt="s--", capsize=4, label="measured on this host (min..max)")
         if band and len(meas) > 1:
             ax.fill_between(x, lo, hi, color=container[0].get_color(), alpha=0.2, linewidth=0)
@@ -170,7 +170,7 @@ def plot_compare(comparison: Comparison | Iterable[Mapping[str, Any]], ax: Axes 
         ax.set_xlabel("")
     if title is None and hasattr(comparison, "scenario"):
         sc = comparison.scenario  # type: ignore[union-attr]
-        host = getattr(comparison, "measured").doc.get("host", {})  # type: ignore[union-attr]
+        host = comparison.measured.doc.get("host", {})  # type: ignore[union-attr]
         kernel = rows[0]["kernel"] if rows else sc.get("kernel")
         title = (f"{sc.get('name', 'scenario')}: {sc.get('workload', {}).get('type', '')}, kernel {kernel} "
                  f"on model {sc.get('machine')}\nvs. host ({host.get('cpus', '?')} CPUs, "
@@ -292,8 +292,8 @@ def plot_cpu_breakdown(data: ResultData, *, by: str = "kernel", x: str = "thread
     handles, labels = axes[0].get_legend_handles_labels()
     seen = dict(zip(labels, handles))
     for panel in axes[1:]:
-        for h, l in zip(*panel.get_legend_handles_labels()):
-            seen.setdefault(l, h)
+        for h, label in zip(*panel.get_legend_handles_labels()):
+            seen.setdefault(label, h)
     if len(axes) > 1:
         fig.legend(list(seen.values()), list(seen.keys()), loc="outside right center", fontsize=8)
     else:

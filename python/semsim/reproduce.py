@@ -11,14 +11,12 @@ the report says so.
 """
 from __future__ import annotations
 
-import concurrent.futures as cf
 import json
-import multiprocessing as mp
-import os
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 # Published figures (seed files in ../shared/seeds/).
 SEED001_THREADS = [10, 20, 30, 40, 50, 60, 70, 80, 90, 100]
@@ -35,20 +33,14 @@ SEED001_SWINGBENCH = {"users": [100, 400, 800], "global_lock": [8.74, 21.86, 84.
                       "per_sem_lock": [3.17, 5.23, 7.39]}
 
 
-def _simulate(doc: dict[str, Any]) -> dict[str, Any]:
-    """One scenario in this (fresh) process."""
-    from . import _core
-
-    return json.loads(_core.simulate(_core.load_scenario(json.dumps(doc), [])))
-
-
-def run_all(docs: list[dict[str, Any]], workers: int | None = None) -> list[dict[str, Any]]:
+def run_all(docs: list[dict[str, Any]], workers: int | None = None,
+            progress: Callable[[int, int], Any] | None = None) -> list[dict[str, Any]]:
     """Simulate every scenario, each in a fresh process (SimGrid's clock and
-    engine are process-global), in input order whatever order they finish."""
-    workers = workers or os.cpu_count() or 1
-    ctx = mp.get_context("spawn")
-    with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, max_tasks_per_child=1) as pool:
-        return list(pool.map(_simulate, docs))
+    engine are process-global), in input order whatever order they finish:
+    the sweeps' runner (semsim._worker). ``progress(done, total)`` after each point."""
+    from .sweeps import run_scenarios
+
+    return run_scenarios(docs, max_workers=workers, progress=progress or False, kind="reproduce scenario")
 
 
 @dataclass
@@ -63,7 +55,7 @@ class Check:
 class Target:
     name: str
     title: str
-    scenarios: Callable[["Settings"], list[dict[str, Any]]]
+    scenarios: Callable[[Settings], list[dict[str, Any]]]
     evaluate: Callable[[list[dict[str, Any]]], tuple[list[Check], list[str]]]
     notes: str = ""
 
@@ -309,7 +301,8 @@ class TargetResult:
 
 
 def reproduce(settings: Settings | None = None, only: list[str] | None = None,
-              workers: int | None = None) -> list[TargetResult]:
+              workers: int | None = None, progress: Callable[[str], Any] | None = None) -> list[TargetResult]:
+    """Runs the targets; ``progress`` is told ``"<target>: N/M points done"`` per finished point."""
     settings = settings or Settings()
     out = []
     for target in TARGETS:
@@ -318,7 +311,12 @@ def reproduce(settings: Settings | None = None, only: list[str] | None = None,
         res = TargetResult(target)
         try:
             res.scenarios = target.scenarios(settings)
-            results = run_all(res.scenarios, workers)
+
+            def done(n: int, total: int, name: str = target.name) -> None:
+                if progress is not None:
+                    progress(f"{name}: {n}/{total} point{'s' if total != 1 else ''} done")
+
+            results = run_all(res.scenarios, workers, done)
             res.checks, res.rows = target.evaluate(results)
         except Exception as exc:  # a missing generation or workload: reported, not fatal
             res.error = f"{type(exc).__name__}: {exc}".splitlines()[0]
@@ -389,15 +387,17 @@ def write_plots(results: list[TargetResult], out_dir: Path) -> list[Path]:
     return paths
 
 
-def main(out_dir: str = "report", duration_ms: float = 20.0, seeds: int = 3,
-         only: list[str] | None = None, workers: int | None = None) -> int:
-    """`semsim reproduce`: run every target, print the checks, write the report."""
+def settings_for(duration_ms: float = 20.0, seeds: int = 3) -> Settings:
+    """The settings ``semsim reproduce --duration-ms MS --seeds K`` runs with."""
+    return Settings(duration_ms=duration_ms, warmup_ms=max(0.5, duration_ms / 10), seeds=seeds)
+
+
+def finish(results: list[TargetResult], out_dir: str, settings: Settings, started: float) -> int:
+    """Writes the report and plots, and prints the checks (stderr); ``started`` is the
+    perf_counter() reading when the targets began."""
     import sys
     import time
 
-    settings = Settings(duration_ms=duration_ms, warmup_ms=max(0.5, duration_ms / 10), seeds=seeds)
-    start = time.perf_counter()
-    results = reproduce(settings, only, workers)
     out = Path(out_dir)
     path = write_report(results, out, settings)
     write_plots(results, out)
@@ -408,5 +408,16 @@ def main(out_dir: str = "report", duration_ms: float = 20.0, seeds: int = 3,
             f"{'pass' if c.passed else 'MISS' if c.passed is False else 'pred'}" for c in r.checks)),
             file=sys.stderr)
     print(f"{passed} checks pass, {missed} miss; report {path} "
-          f"({time.perf_counter() - start:.1f} s)", file=sys.stderr)
+          f"({time.perf_counter() - started:.1f} s)", file=sys.stderr)
     return 0
+
+
+def main(out_dir: str = "report", duration_ms: float = 20.0, seeds: int = 3,
+         only: list[str] | None = None, workers: int | None = None,
+         progress: Callable[[str], Any] | None = None) -> int:
+    """`semsim reproduce`: run every target, print the checks, write the report."""
+    import time
+
+    settings = settings_for(duration_ms, seeds)
+    start = time.perf_counter()
+    return finish(reproduce(settings, only, workers, progress), out_dir, settings, start)

@@ -27,16 +27,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Union
 
 from . import _worker
-from .api import (
-    InputError,
-    Result,
-    ScenarioLike,
-    SimulationError,
-    _dumps,
-    _load_text,
-    _require_core,
-    override_args,
-)
+from .api import InputError, Result, ScenarioLike, SimulationError, load_scenario
 
 if TYPE_CHECKING:  # pragma: no cover
     from distributed import Client
@@ -98,14 +89,17 @@ def _resolve_machine(machine: Any) -> Any:
 
 
 class SweepPoint:
-    """One point of a sweep: its index in the product, its axis values and its scenario."""
+    """One scenario to simulate in a fresh process: its index in the batch, its axis values
+    (which name it in errors) and its normalized scenario. ``kind`` names the batch in
+    errors ("sweep point", "reproduce scenario")."""
 
-    __slots__ = ("index", "values", "scenario_json")
+    __slots__ = ("index", "values", "scenario_json", "kind")
 
-    def __init__(self, index: int, values: dict[str, Any], scenario_json: str) -> None:
+    def __init__(self, index: int, values: dict[str, Any], scenario_json: str, kind: str = "sweep point") -> None:
         self.index = index
         self.values = values
         self.scenario_json = scenario_json
+        self.kind = kind
 
     @property
     def label(self) -> str:
@@ -135,13 +129,11 @@ def plan(
     ``sets`` are ``--set`` assignments (``"workload.pattern=own"``), applied before
     ``overrides``. Bad input raises :class:`InputError` naming the point.
     """
-    base = json.loads(_load_text(scenario, [*sets, *override_args(overrides)]))
+    base = load_scenario(scenario, sets=sets, **overrides)
     if repeats is not None:
         if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
             raise InputError(f"sweep: repeats: expected an integer >= 1, got {repeats!r}")
         base["repeats"] = repeats
-    core = _require_core()
-
     machines = _axis(machine, "machine") or [base["machine"]]
     machines = [_resolve_machine(m) for m in machines]
     kernels = _axis(kernel, "kernel", mapping_is_value=True) or [base["kernel"]]
@@ -181,7 +173,7 @@ def plan(
             values["semaphores"] = count
         point = SweepPoint(index, values, "")
         try:
-            point.scenario_json = core.load_scenario(_dumps(doc, "scenario"), [])
+            point.scenario_json = json.dumps(load_scenario(doc), indent=2)
         except InputError as exc:
             raise InputError(f"sweep point {point.label}: {exc}") from None
         points.append(point)
@@ -201,7 +193,7 @@ def _decode(point: SweepPoint, reply: Mapping[str, Any]) -> dict[str, Any]:
             return json.loads(out)
         except ValueError:
             raise SimulationError(
-                f"sweep point {point.label}: the simulator process returned no result document"
+                f"{point.kind} {point.label}: the simulator process returned no result document"
             ) from None
     if isinstance(status, int) and status < 0:
         try:
@@ -210,7 +202,7 @@ def _decode(point: SweepPoint, reply: Mapping[str, Any]) -> dict[str, Any]:
             name = f"signal {-status}"
         tail = " ".join(err.splitlines()[-3:])
         raise SimulationError(
-            f"sweep point {point.label}: the simulator process crashed ({name})"
+            f"{point.kind} {point.label}: the simulator process crashed ({name})"
             + (f": {tail}" if tail else "")
         )
     try:
@@ -219,19 +211,35 @@ def _decode(point: SweepPoint, reply: Mapping[str, Any]) -> dict[str, Any]:
     except (ValueError, KeyError, TypeError):
         tail = " ".join(err.splitlines()[-3:])
         raise SimulationError(
-            f"sweep point {point.label}: the simulator process exited with status {status}"
+            f"{point.kind} {point.label}: the simulator process exited with status {status}"
             + (f": {tail}" if tail else "")
         ) from None
     if kind == "InputError":
-        raise InputError(f"sweep point {point.label}: {message}")
+        raise InputError(f"{point.kind} {point.label}: {message}")
     if kind == "KeyboardInterrupt":
         raise KeyboardInterrupt
     if kind == "SimulationError":
-        raise SimulationError(f"sweep point {point.label}: {message}")
-    raise SimulationError(f"sweep point {point.label}: {kind}: {message}")
+        raise SimulationError(f"{point.kind} {point.label}: {message}")
+    raise SimulationError(f"{point.kind} {point.label}: {kind}: {message}")
 
 
-def _progress_bar(total: int, progress: bool | None) -> Any:
+class _CallbackBar:
+    """progress(done, total) after each finished point."""
+
+    def __init__(self, total: int, callback: Callable[[int, int], Any]) -> None:
+        self.total, self.done, self.callback = total, 0, callback
+
+    def update(self, n: int = 1) -> None:
+        self.done += n
+        self.callback(self.done, self.total)
+
+    def close(self) -> None:
+        pass
+
+
+def _progress_bar(total: int, progress: bool | None | Callable[[int, int], Any]) -> Any:
+    if callable(progress):
+        return _CallbackBar(total, progress)
     enabled = bool(progress)
     if enabled:
         try:
@@ -267,7 +275,7 @@ def _in_jupyter_kernel() -> bool:
         return False
     try:
         shell = ipython.get_ipython()
-    except Exception:  # noqa: BLE001 - any doubt: not a kernel
+    except Exception:  # any doubt: not a kernel
         return False
     return shell is not None and getattr(shell, "kernel", None) is not None
 
@@ -333,7 +341,7 @@ def _run_dask(points: list[SweepPoint], client: Any, bar: Any, command: Sequence
     except BaseException:
         try:
             client.cancel(futures)
-        except Exception:  # noqa: BLE001 - best effort while failing
+        except Exception:  # best effort while failing
             pass
         if own_children:  # a local cluster's workers are our threads: end their subprocesses
             _worker.kill_live()
@@ -358,13 +366,13 @@ def _dask_client(executor: Any, nworkers: int) -> tuple[Any, Callable[[], None]]
         try:
             cluster = LocalCluster(n_workers=nworkers, threads_per_worker=1, processes=False,
                                    dashboard_address=None, silence_logs=logging.ERROR)
-        except Exception as exc:  # noqa: BLE001 - whatever stops it, say so in one line
+        except Exception as exc:  # whatever stops it, say so in one line
             message = " ".join(str(exc).split()) or type(exc).__name__
             raise SimulationError(f"sweep: executor 'dask': the local Dask cluster could not start: "
                                   f"{type(exc).__name__}: {message}") from None
         try:
             client = Client(cluster)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             cluster.close()
             message = " ".join(str(exc).split()) or type(exc).__name__
             raise SimulationError(f"sweep: executor 'dask': cannot connect to the local Dask cluster: "
@@ -388,8 +396,14 @@ def _is_dask_client(obj: Any) -> bool:
 
 
 def run_points(points: list[SweepPoint], *, executor: ExecutorLike = None, max_workers: int | None = None,
-               progress: bool | None = True, command: Sequence[str] | None = None) -> list[dict[str, Any]]:
-    """Simulates each point in a fresh process; returns their result documents in point order."""
+               progress: bool | None | Callable[[int, int], Any] = True,
+               command: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """Simulates each point in a fresh process; returns their result documents in point order.
+
+    The one way semsim runs points in fresh processes (sweeps, ``semsim reproduce``, the
+    golden guard). ``progress``: a bar on a terminal or in Jupyter (True), none (False),
+    or a callable told ``(done, total)`` after each finished point.
+    """
     if not points:
         return []
     bar = _progress_bar(len(points), progress)
@@ -422,6 +436,23 @@ def run_points(points: list[SweepPoint], *, executor: ExecutorLike = None, max_w
 
 
 # ---------------------------------------------------------------------------- the result
+
+
+def run_scenarios(docs: Sequence[ScenarioLike], *, max_workers: int | None = None,
+                  progress: bool | None | Callable[[int, int], Any] = False,
+                  kind: str = "scenario") -> list[dict[str, Any]]:
+    """Simulates each scenario in a fresh process (as :func:`run_points`, on a local pool);
+    returns their result documents in input order. Bad input raises :class:`InputError`
+    before anything runs."""
+    points = []
+    for index, doc in enumerate(docs):
+        point = SweepPoint(index, {"#": index}, "", kind)
+        try:
+            point.scenario_json = json.dumps(load_scenario(doc), indent=2)
+        except InputError as exc:
+            raise InputError(f"{kind} {point.label}: {exc}") from None
+        points.append(point)
+    return run_points(points, max_workers=max_workers, progress=progress)
 
 
 def assemble(base: Mapping[str, Any], points: list[SweepPoint], docs: list[dict[str, Any]],

@@ -7,8 +7,9 @@ matrix's own unit and on file CPU ids.
 from __future__ import annotations
 
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from .api import InputError
 
@@ -140,7 +141,8 @@ def _smt_guess(m: list[list[float]], levels: Sequence[Level], ns_per_unit: float
     if len(first.groups) == 1:
         return False, "no grouping below the whole machine, so no SMT"
     if first.size > SMT_MAX_GROUP:
-        return False, f"the closest groups have {first.size} CPUs (more than {SMT_MAX_GROUP}), so they are not SMT siblings"
+        return False, (f"the closest groups have {first.size} CPUs (more than {SMT_MAX_GROUP}), "
+                       "so they are not SMT siblings")
     inside = median([_sym(m, a, b) for g in first.groups for x, a in enumerate(g) for b in g[x + 1:]])
     nxt = levels[1]
     member = {c: g for g in first.groups for c in g}
@@ -244,7 +246,7 @@ def given_topology(n: int, shape: tuple[int, int, int, int], numbering: str) -> 
             out.setdefault(key(loc[cpu]), []).append(cpu)
         return sorted((tuple(g) for g in out.values()), key=lambda g: g[0])
 
-    return Inferred(groups(lambda l: l[0]), groups(lambda l: l[:2]), groups(lambda l: l[:3]), T > 1, [],
+    return Inferred(groups(lambda lv: lv[0]), groups(lambda lv: lv[:2]), groups(lambda lv: lv[:3]), T > 1, [],
                     f"given on the command line (--topology {S},{D},{C},{T}, file CPU ids numbered "
                     f"'{numbering}')")
 
@@ -329,7 +331,7 @@ def assign_ids(inf: Inferred, numbering: str | None) -> tuple[str, list[int], bo
     S, D, C, T = shape
     cpu_map = [0] * len(files)
     home = {c: k for k, g in enumerate(inf.sockets) for c in g}
-    for s, sg in enumerate(inf.sockets):
+    for s in range(len(inf.sockets)):
         dies = [g for g in inf.dies if home[g[0]] == s]
         for d, dg in enumerate(dies):
             cores = [g for g in inf.cores if g[0] in dg]

@@ -112,8 +112,8 @@ class _Builder:
     """Trace packets, sorted by time at the end (per track in the order they were made)."""
 
     def __init__(self) -> None:
-        from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import TrackEvent  # noqa: PLC0415
-        from perfetto.trace_builder.proto_builder import TraceProtoBuilder  # noqa: PLC0415
+        from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import TrackEvent
+        from perfetto.trace_builder.proto_builder import TraceProtoBuilder
 
         self.TrackEvent = TrackEvent
         self.builder = TraceProtoBuilder()
@@ -331,7 +331,7 @@ def read_trace(path_or_bytes: str | os.PathLike | bytes) -> dict[str, Any]:
     dur, task, flow_ids, terminating_flow_ids), ``counter_values`` ([(track, ts, value)])
     and ``flows`` (ids that both start and end somewhere).
     """
-    from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace, TrackEvent  # noqa: PLC0415
+    from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace, TrackEvent
 
     data = path_or_bytes if isinstance(path_or_bytes, bytes) else Path(os.fspath(path_or_bytes)).read_bytes()
     trace = Trace()

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <deque>
 #include <optional>
+#include <utility>
 
 #include "core/simulation.hpp"
 #include "ipc/sem_kernel.hpp"
@@ -17,6 +18,16 @@
 namespace semsim::driver {
 
 namespace {
+ProgressHook& progress_hook() {
+  static ProgressHook hook;
+  return hook;
+}
+std::uint64_t runs_begun = 0;
+
+void report_progress(const RunProgress& p) {
+  if (progress_hook()) progress_hook()(p);
+}
+
 // Every task reports to the recorder; the locks get the kernel's names
 // (sma->sem_perm.lock, sem->lock[i]; with several arrays, sma[a]->...).
 void attach_trace(report::TraceRecorder& trace, std::deque<machine::Task>& tasks,
@@ -52,11 +63,17 @@ Tick slowest_period(const config::MachineParams& m, int ntasks) {
 
 }  // namespace
 
+ProgressHook set_progress_hook(ProgressHook hook) {
+  runs_begun = 0;
+  return std::exchange(progress_hook(), std::move(hook));
+}
+
 Json run_point(const Scenario& scenario, const config::MachineParams& machine,
                const ipc::KernelPolicy& policy, int threads, std::uint64_t seed,
                report::TraceRecorder* trace) {
   const auto workload = workloads::make_workload(scenario.workload);
   const workloads::Workload& w = *workload;
+  RunProgress progress{++runs_begun, 0, 0, false, false};
   core::Simulation sim;
   machine::Topology topo(machine);
   machine::Scheduler sched(topo, seed ^ 0x5c4ed);
@@ -113,6 +130,8 @@ Json run_point(const Scenario& scenario, const config::MachineParams& machine,
   const Tick cap = completion == workloads::Completion::ByParent
                        ? kCompletionCap
                        : ns_to_ticks((scenario.warmup_ms + scenario.duration_ms) * 1e6);
+  progress.target = completion == workloads::Completion::ByParent ? 0 : cap;
+  progress.adaptive = completion == workloads::Completion::Windowed && scenario.precision > 0;
   if (completion != workloads::Completion::Windowed) {
     // The run is the window: from the start (or the parent's SETALL) to the end.
     stats.begin(0);
@@ -127,6 +146,8 @@ Json run_point(const Scenario& scenario, const config::MachineParams& machine,
       // Scripts end when every task has finished; a run that blocks for
       // ever stops at warmup_ms + duration_ms and says so.
       while (!completed && self.now() < cap) {
+        progress.done = self.now();
+        report_progress(progress);
         if (with_tasks && ctx.finished >= threads) {
           stats.end(self.now());
           completed = true;
@@ -154,17 +175,23 @@ Json run_point(const Scenario& scenario, const config::MachineParams& machine,
       return static_cast<std::int64_t>(n);
     };
     sim.spawn("timekeeper", [&](core::Actor& self) {
+      report_progress(progress);
       while (true) {
         self.sleep_until(run_length->next_date());
         const auto step = run_length->observe(self.now(), counted());
         if (step == report::RunLength::Step::Begin) stats.begin(self.now());
         if (step == report::RunLength::Step::Stop) break;
+        progress.done = self.now();
+        report_progress(progress);
       }
       stats.end(self.now());
       sim.stop_all();
     });
   }
   sim.run();
+  progress.done = sim.now();
+  progress.finished = true;
+  report_progress(progress);
   if (trace != nullptr) trace->finish();
   Json point = stats.to_json();
   const workloads::OwnFigure figure = w.own_figure();

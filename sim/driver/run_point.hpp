@@ -3,13 +3,31 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "config/machine_config.hpp"
 #include "config/scenario.hpp"
+#include "core/time.hpp"
 #include "ipc/kernel_policy.hpp"
 #include "report/trace_recorder.hpp"
 
 namespace semsim::driver {
+
+// Progress of the runs, for a caller that shows it (the Python layer's terminal
+// line). Reported by a run's timekeeper at its start, on the run-length grid and
+// at its end (by the watchdog, every simulated ms, for a run to completion). The
+// hook only reads the clock, so a run gives the same bytes with or without it.
+struct RunProgress {
+  std::uint64_t run = 0;  // runs begun since the hook was set: 1 is the first
+  Tick done = 0;          // simulated time so far
+  Tick target = 0;        // the ceiling: warmup_ms + duration_ms (0: a run to completion)
+  bool adaptive = false;  // the run may stop before target (precision > 0)
+  bool finished = false;  // the run's last report
+};
+using ProgressHook = std::function<void(const RunProgress&)>;
+// One hook for the process (one simulation runs at a time); an empty hook
+// clears it. Returns the previous one. Resets the run count.
+ProgressHook set_progress_hook(ProgressHook hook);
 
 // Statistics of one run's measurement window, as JSON (see report/). With a
 // recorder, the run's trace events also go there (the run itself is the same).

@@ -162,7 +162,8 @@ def test_public_api_is_typed():
     import inspect
 
     for fn in (semsim.load_scenario, semsim.simulate, semsim.measure, semsim.compare, semsim.calibrate,
-               semsim.sweep, semsim.plots.plot_scaling, semsim.plots.plot_compare,
+               semsim.validate, semsim.native_refusal, semsim.load_native_scenario, semsim.sweep,
+               semsim.plots.plot_scaling, semsim.plots.plot_compare,
                semsim.plots.plot_cpu_breakdown, semsim.plots.plot_hot_lines):
         sig = inspect.signature(fn)
         assert sig.return_annotation is not inspect.Signature.empty, fn.__name__
@@ -257,3 +258,47 @@ def test_drift_between_compares_transfer_and_semop_with_the_calibration():
     meas = _side("measured", [{"threads": 1, "ops_per_s": 1.0}])
     c = Comparison(sim, meas, moved)
     assert c.rows[0]["host_drifted"] is True and c.to_doc()["host_check"]["drifted"]
+
+
+def test_sets_take_the_cli_text():
+    by_sets = semsim.load_scenario(DEFAULT_SCENARIO, sets=["threads=[1,2]", "kernel=global_lock",
+                                                           "workload.semaphores=64"])
+    by_keywords = semsim.load_scenario(DEFAULT_SCENARIO, threads=[1, 2], kernel="global_lock",
+                                       workload__semaphores=64)
+    assert by_sets == by_keywords and by_sets["kernel"] == "global_lock"
+    # sets first, then the keywords: a keyword wins.
+    assert semsim.load_scenario(DEFAULT_SCENARIO, sets=["threads=[1]"], threads=[2])["threads"] == [2]
+    a = semsim.simulate(DEFAULT_SCENARIO, sets=["threads=[1]", "duration_ms=1", "warmup_ms=0.5"])
+    b = semsim.simulate(DEFAULT_SCENARIO, threads=[1], duration_ms=1, warmup_ms=0.5)
+    assert a.to_json() == b.to_json()
+    assert semsim.validate(DEFAULT_SCENARIO, sets=["threads=[1]"])["threads"] == [1]
+    assert isinstance(semsim.native_refusal(DEFAULT_SCENARIO, sets=["threads=[1]"]), str)
+    assert semsim.load_native_scenario(DEFAULT_SCENARIO, sets=["machine=host"])["machine"] == "host"
+    for bad, word in (("threads=[1]", "list of KEY=VALUE"), ([5], "KEY=VALUE"), (["nokey"], "KEY=VALUE")):
+        with pytest.raises(semsim.InputError, match=word):
+            semsim.load_scenario(DEFAULT_SCENARIO, sets=bad)
+    with pytest.raises(semsim.InputError, match="threads"):
+        semsim.measure(DEFAULT_SCENARIO, sets=["threads=[0]"])
+
+
+def test_compare_of_several_scenarios_gives_the_accuracy_summary(tmp_path, capsys):
+    many = semsim.compare([DEFAULT_SCENARIO, DEFAULT_SCENARIO], sets=["machine=host-default"], progress=False,
+                          **NATIVE_TINY)
+    assert isinstance(many, semsim.ComparisonSet) and len(many) == 2
+    assert capsys.readouterr().err == ""  # progress=False: silent
+    summary = many.summary
+    assert summary["points"] == 4 and len(many.rows) == 4
+    assert {r["scenario"] for r in many.rows} == {"default"}
+    errors = sorted(abs(r["error_pct"]) for r in many.rows if r["error_pct"] is not None)
+    assert summary["compared"] == len(errors)
+    if errors:
+        assert summary["max_abs_error_pct"] == errors[-1]
+        assert summary["within_35_pct"] == sum(e <= 35 for e in errors)
+    path = many.write(tmp_path)
+    assert json.loads(path.read_text())["summary"] == summary
+    assert (tmp_path / "default" / "compare.json").is_file()
+    one = semsim.compare(DEFAULT_SCENARIO, sets=["machine=host-default"], **NATIVE_TINY)  # progress on: the CLI's lines
+    err = capsys.readouterr().err
+    assert isinstance(one, semsim.Comparison)
+    assert "semsim: simulating 'default': 2 point(s) on model 'host-default'" in err
+    assert "semsim: measured in " in err and "\r" not in err  # no terminal: no live line

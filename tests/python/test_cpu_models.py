@@ -252,7 +252,8 @@ def test_every_cpu_pair_has_a_latency(model):
         for b in range(n):
             if a != b:
                 seen.add(distance_class(a, b, t))
-    assert seen <= set(m["latency_ns"]), f"pairs fall in classes without a latency: {sorted(seen - set(m['latency_ns']))}"
+    missing = sorted(seen - set(m["latency_ns"]))
+    assert seen <= set(m["latency_ns"]), f"pairs fall in classes without a latency: {missing}"
 
 
 def test_numbering_examples():

@@ -23,8 +23,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 from conftest import REPO, SCENARIOS
 
 SEED = 17
@@ -137,7 +135,7 @@ def run_case(argv: list[str], tmp: Path) -> tuple[int | None, str, str]:
             from semsim import cli
 
             code = cli.main(argv)
-        except BaseException:  # noqa: BLE001 - a traceback is an outcome
+        except BaseException:  # a traceback is an outcome
             import traceback
 
             traceback.print_exc()

@@ -380,16 +380,20 @@ def test_progress_on_a_terminal_and_quiet_off_one(monkeypatch, capsys, run_cli):
 
 
 def test_busy_host_warning(monkeypatch, capsys):
-    from semsim import cli
+    import importlib
 
-    share = cli._host_busy_now(0.05)
+    from semsim.progress import Status
+
+    compare = importlib.import_module("semsim.compare")  # the module (semsim.compare is the function)
+
+    share = compare.host_busy_share(0.05)
     assert share is None or 0.0 <= share <= 1.0
-    monkeypatch.setattr(cli, "_host_busy_now", lambda seconds=0.3: 0.9)
-    cli._warn_if_busy("measuring")
+    monkeypatch.setattr(compare, "host_busy_share", lambda seconds=0.3: 0.9)
+    compare.warn_if_busy(Status(), "measuring")
     err = capsys.readouterr().err
     assert err.startswith("semsim: warning: this host is busy before measuring") and "90%" in err
-    monkeypatch.setattr(cli, "_host_busy_now", lambda seconds=0.3: 0.01)
-    cli._warn_if_busy("measuring")
+    monkeypatch.setattr(compare, "host_busy_share", lambda seconds=0.3: 0.01)
+    compare.warn_if_busy(Status(), "measuring")
     assert capsys.readouterr().err == ""
 
 

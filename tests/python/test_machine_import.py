@@ -18,10 +18,9 @@ import shlex
 import pytest
 
 import semsim
+from conftest import REPO
 from semsim import cli
 from semsim import machine_import as mi
-
-from conftest import REPO
 
 DATA = REPO.parent / "shared" / "reference" / "data"
 MCTOP = DATA / "mctop"
@@ -439,7 +438,8 @@ def test_committed_matrices_hold_the_carried_mctop_levels():
                     assert ns == pytest.approx(cycles / ghz, abs=0.006), (name, i, j)
                     counts[cycles] = counts.get(cycles, 0) + 1
         assert counts == levels
-        local = float(next(r["value"] for r in rows if r["machine"] == name and r["figure"] == "local_memory_cycles_median"))
+        local = float(next(r["value"] for r in rows
+                           if r["machine"] == name and r["figure"] == "local_memory_cycles_median"))
         assert model["memory_latency_ns"]["value"] == pytest.approx(local / ghz, abs=0.006)
 
 

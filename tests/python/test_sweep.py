@@ -11,8 +11,8 @@ import pandas.testing as pdt
 import pytest
 
 import semsim
-from semsim import _worker, sweeps
 from conftest import DEFAULT_SCENARIO
+from semsim import _worker, sweeps
 
 TINY = dict(duration_ms=0.5, warmup_ms=0.1, repeats=1, progress=False)
 

@@ -40,7 +40,8 @@ def test_global_lock_is_a_regression_against_hysteresis_at_four_threads(runs):
     assert four["ops_per_s_a"] == pa["ops_per_s"] and four["ops_per_s_b"] == pb["ops_per_s"]
     assert four["change"] == pytest.approx(pb["ops_per_s"] / pa["ops_per_s"] - 1)
     assert four["change"] < -0.3 and four["exceeds_spread"] is True
-    assert four["verdict"].startswith(f"{100 * four['change']:+.1f}% regression of semop-multi.ops_per_sec at 4 threads")
+    assert four["verdict"].startswith(
+        f"{100 * four['change']:+.1f}% regression of semop-multi.ops_per_sec at 4 threads")
     assert d.verdict == four["verdict"]  # the largest significant change is the headline
     spin = next(f for f in four["functions"] if f["function"] == "_raw_spin_lock")
     assert spin["delta_ns_per_op"] > 0
@@ -78,15 +79,18 @@ def test_spread_decides_the_verdict():
     b = _doc({1: [100.5, 102.0, 99.5], 2: [90.0, 91.0, 89.0], 3: [95.0]})
     d = semsim.diff(a, b, labels=["x", "y"])
     one, two, three = d.points
-    assert one["exceeds_spread"] is False and one["verdict"].startswith("no change of w.ops_per_sec at 1 threads: +0.5%")
-    assert two["exceeds_spread"] is True and two["verdict"].startswith("-10.0% regression of w.ops_per_sec at 2 threads")
+    assert one["exceeds_spread"] is False
+    assert one["verdict"].startswith("no change of w.ops_per_sec at 1 threads: +0.5%")
+    assert two["exceeds_spread"] is True
+    assert two["verdict"].startswith("-10.0% regression of w.ops_per_sec at 2 threads")
     assert "spread ±1.0% / ±1.1% over 3 seeds" in two["verdict"]
     assert three["exceeds_spread"] is None and "one seed: spread unknown" in three["verdict"]
     assert d.verdict == two["verdict"]
 
 
 def test_what_if_kernel_object_fence_removal_is_faster():
-    d = semsim.diff(SCENARIOS / "host" / "aim9-shm.json", kernel=["complex_mode", {"base": "complex_mode", "fence": "none"}],
+    d = semsim.diff(SCENARIOS / "host" / "aim9-shm.json",
+                    kernel=["complex_mode", {"base": "complex_mode", "fence": "none"}],
                     machine="i3-ivybridge", threads=[1], duration_ms=2, warmup_ms=0.5)
     p = d.points[0]
     assert len(p["runs_a"]) == 3  # several seeds by default

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import semsim
-from semsim import sweeps
 from conftest import DEFAULT_SCENARIO
+from semsim import sweeps
 
 
 def test_result_shows_as_a_table_of_its_points():

@@ -57,7 +57,7 @@ def test_profile_prints_the_lock_table(run_cli):
                    "--set", "repeats=1", "--profile", "--folded", "x.folded")
     assert proc.returncode == 0, proc.stderr
     assert "con-bounces" in proc.stdout and "holdtime-max" in proc.stdout
-    line = next(l for l in proc.stdout.splitlines() if l.startswith("sem->lock"))
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("sem->lock"))
     assert len(line.split()) == 12
 
 

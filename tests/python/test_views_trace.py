@@ -6,8 +6,8 @@ from collections import defaultdict
 import pytest
 
 import semsim
-from semsim import trace
 from conftest import DEFAULT_SCENARIO, SCENARIOS
+from semsim import trace
 
 PINGPONG = SCENARIOS / "host" / "sem-scalebench-m2.json"
 POINT = dict(threads=[8], duration_ms=1.0, warmup_ms=0, repeats=1, machine="laptop-4")
