@@ -5,6 +5,7 @@
 #include <boost/context/protected_fixedsize_stack.hpp>
 #include <cstdint>
 
+#include "core/calendar.hpp"
 #include "core/engine.hpp"
 #include "core/errors.hpp"
 
@@ -26,24 +27,6 @@ namespace {
 constexpr std::size_t kFiberStackBytes = 256 * 1024;
 
 enum class ActorState : std::uint8_t { Waiting, Parked, Running, Exited };
-enum class EventKind : std::uint8_t { Turn, Wake, Callback };
-
-// One entry of the calendar. Turn: `actor` waits in wait_turn() for `date`.
-// Wake: an unpark of `actor` takes effect at `date`. Callback: callbacks[cb].
-struct Event {
-  Tick date;
-  std::uint64_t seq;
-  Actor* actor;
-  EventKind kind;
-  std::uint32_t cb;
-};
-
-// Min-heap order: earlier date first, then the earlier scheduling call.
-struct Later {
-  bool operator()(const Event& a, const Event& b) const {
-    return a.date != b.date ? a.date > b.date : a.seq > b.seq;
-  }
-};
 
 }  // namespace
 
@@ -66,9 +49,7 @@ struct Simulation::Impl {
   bool ran = false;
   bool unwinding = false;  // the tasks left are being unwound (end of run)
 
-  // The calendar (Later keeps the earliest event at the front).
-  std::vector<Event> heap;
-  std::uint64_t seq = 0;
+  Calendar calendar;
   std::vector<std::function<void()>> callbacks;
   std::vector<std::uint32_t> free_callbacks;
   std::uint64_t handoffs = 0;
@@ -80,18 +61,9 @@ struct Simulation::Impl {
   // resumed stores it there (a fiber switch hands over the suspended caller).
   bctx::fiber* resumer_slot = nullptr;
 
-  void push(Event e) {
-    e.seq = seq++;
-    heap.push_back(e);
-    std::push_heap(heap.begin(), heap.end(), Later{});
-    clock.horizon = heap.front().date;
-  }
-  Event pop() {
-    std::pop_heap(heap.begin(), heap.end(), Later{});
-    Event e = heap.back();
-    heap.pop_back();
-    clock.horizon = heap.empty() ? ClockState::kNever : heap.front().date;
-    return e;
+  void push(const Event& e) {
+    calendar.push(e);
+    clock.horizon = calendar.earliest();
   }
   // Every event passes here: the clock advances to its date.
   void advance(Tick date, const Actor* who) {
@@ -102,30 +74,45 @@ struct Simulation::Impl {
       who->no_progress();
     }
   }
-  // Run events until one lets an actor run, and return that actor (it may be
-  // `self`); nullptr when nothing can run (the calendar is empty: every task
-  // left has parked, or stop_all() was called).
-  Actor* next_runner(Actor* self) {
-    while (!heap.empty() && !stopped) {
-      const Event e = pop();
-      advance(e.date, self);
-      if (e.kind == EventKind::Callback) {
-        auto cb = std::move(callbacks[e.cb]);
-        callbacks[e.cb] = nullptr;
-        free_callbacks.push_back(e.cb);
-        clock.current = nullptr;
-        cb();
-        continue;
+  // Let one event take effect; returns the actor it lets run, if any.
+  Actor* dispatch(const Event& e, Actor* self) {
+    advance(e.date, self);
+    if (e.kind == EventKind::Callback) {
+      auto cb = std::move(callbacks[e.cb]);
+      callbacks[e.cb] = nullptr;
+      free_callbacks.push_back(e.cb);
+      clock.current = nullptr;
+      cb();
+      return nullptr;
+    }
+    auto& a = *e.actor->impl_;
+    if (e.kind == EventKind::Wake && a.state != ActorState::Parked) {
+      if (a.state != ActorState::Exited) ++a.wakes;  // its next park() returns at once
+      return nullptr;
+    }
+    a.state = ActorState::Running;
+    clock.current = e.actor;
+    if (e.actor != self) ++handoffs;
+    return e.actor;
+  }
+  // Schedule `queued` (if any), then run events until one lets an actor run,
+  // and return that actor (it may be `self`); nullptr when nothing can run
+  // (the calendar is empty: every task left has parked, or stop_all() was
+  // called). Scheduling and taking the earliest event is one push_pop().
+  Actor* next_runner(Actor* self, const Event* queued = nullptr) {
+    if (queued != nullptr) {
+      if (stopped) {
+        push(*queued);
+      } else {
+        const Event e = calendar.push_pop(*queued);
+        clock.horizon = calendar.earliest();
+        if (Actor* a = dispatch(e, self)) return a;
       }
-      auto& a = *e.actor->impl_;
-      if (e.kind == EventKind::Wake && a.state != ActorState::Parked) {
-        if (a.state != ActorState::Exited) ++a.wakes;  // its next park() returns at once
-        continue;
-      }
-      a.state = ActorState::Running;
-      clock.current = e.actor;
-      if (e.actor != self) ++handoffs;
-      return e.actor;
+    }
+    while (!calendar.empty() && !stopped) {
+      const Event e = calendar.pop();
+      clock.horizon = calendar.earliest();
+      if (Actor* a = dispatch(e, self)) return a;
     }
     clock.current = nullptr;
     return nullptr;
@@ -141,10 +128,10 @@ struct Simulation::Impl {
   // The running actor `self` (nullptr: the host, at start) gives up the CPU
   // and the earliest event's actor gets it: a direct fiber switch, or none if
   // that is `self`. With nothing to run, the CPU goes back to the host.
-  void hand_off(Actor* self) {
+  void hand_off(Actor* self, const Event* queued = nullptr) {
     // Unwinding at the end of the run: a destructor that waits must not switch.
     if (unwinding) return;
-    Actor* next = next_runner(self);
+    Actor* next = next_runner(self, queued);
     if (next != self) switch_to(context_of(self), context_of(next));
   }
   void fail(std::exception_ptr e) {
@@ -204,8 +191,8 @@ void Actor::queue_turn(Tick date) {
   auto& s = *sim_.impl_;
   if (s.unwinding) return;
   impl_->state = ActorState::Waiting;
-  s.push(Event{std::max(date, clock_->now), 0, this, EventKind::Turn, 0});
-  s.hand_off(this);
+  const Event turn{std::max(date, clock_->now), this, EventKind::Turn, 0};
+  s.hand_off(this, &turn);
 }
 
 void Actor::no_progress() const {
@@ -229,7 +216,7 @@ void Actor::unpark() { unpark_at(sim_.clock_.now); }
 
 void Actor::unpark_at(Tick date) {
   auto& clock = sim_.clock_;
-  sim_.impl_->push(Event{std::max(date, clock.now), 0, this, EventKind::Wake, 0});
+  sim_.impl_->push(Event{std::max(date, clock.now), this, EventKind::Wake, 0});
 }
 
 namespace {
@@ -259,7 +246,7 @@ Actor& Simulation::spawn(const std::string& name, std::function<void(Actor&)> bo
   actors_.push_back(std::unique_ptr<Actor>(new Actor(*this, id, &clock_)));
   Actor& actor = *actors_.back();
   actor.impl_->body = std::move(body);
-  impl_->push(Event{0, 0, &actor, EventKind::Turn, 0});
+  impl_->push(Event{0, &actor, EventKind::Turn, 0});
   return actor;
 }
 
@@ -273,7 +260,7 @@ void Simulation::at(Tick date, std::function<void()> callback) {
     slot = static_cast<std::uint32_t>(impl_->callbacks.size());
     impl_->callbacks.push_back(std::move(callback));
   }
-  impl_->push(Event{std::max(date, clock_.now), 0, nullptr, EventKind::Callback, slot});
+  impl_->push(Event{std::max(date, clock_.now), nullptr, EventKind::Callback, slot});
 }
 
 void Simulation::run() {
