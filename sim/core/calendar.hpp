@@ -88,18 +88,34 @@ class Calendar {
     }
     heap_[i] = n;
   }
-  // Place n from the root down (the root's old node is overwritten).
+  // Place n from the root down (the root's old node is overwritten). The
+  // smallest of four children is picked by a tournament of selects, not by
+  // branches: which child wins is data, and a mispredicted branch per child
+  // cost more than the whole comparison.
   void sift_down(const Node& n) {
     const std::size_t size = heap_.size();
     std::size_t i = 0;
     for (;;) {
       const std::size_t first = kArity * i + 1;
       if (first >= size) break;
-      const std::size_t end = first + kArity < size ? first + kArity : size;
       std::size_t best = first;
-      for (std::size_t c = first + 1; c < end; ++c)
-        if (heap_[c].key < heap_[best].key) best = c;
-      if (!(heap_[best].key < n.key)) break;
+      Key best_key = heap_[first].key;
+      if (first + kArity <= size) {
+        const Key k1 = heap_[first + 1].key, k2 = heap_[first + 2].key, k3 = heap_[first + 3].key;
+        const bool a = k1 < best_key, b = k3 < k2;
+        const std::size_t i01 = a ? first + 1 : first, i23 = b ? first + 3 : first + 2;
+        const Key m01 = a ? k1 : best_key, m23 = b ? k3 : k2;
+        const bool c = m23 < m01;
+        best = c ? i23 : i01;
+        best_key = c ? m23 : m01;
+      } else {
+        for (std::size_t j = first + 1; j < size; ++j)
+          if (heap_[j].key < best_key) {
+            best = j;
+            best_key = heap_[j].key;
+          }
+      }
+      if (!(best_key < n.key)) break;
       heap_[i] = heap_[best];
       i = best;
     }
