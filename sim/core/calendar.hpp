@@ -20,21 +20,23 @@
 
 namespace semsim::core {
 
-class Actor;
-
 enum class EventKind : std::uint8_t { Turn, Wake, Callback };
 
-// Turn: `actor` waits in wait_turn() for `date`. Wake: an unpark of `actor`
+// Turn: `task` waits in wait_turn() for `date`. Wake: an unpark of `task`
 // takes effect at `date`. Callback: the simulation's callbacks[cb].
+template <class Task>
 struct Event {
   Tick date;
-  Actor* actor;
+  Task* task;
   EventKind kind;
   std::uint32_t cb;
 };
 
+template <class Task>
 class Calendar {
  public:
+  using Event = core::Event<Task>;
+
   static constexpr Tick kNever = std::numeric_limits<Tick>::max();
 
   bool empty() const { return heap_.empty(); }
@@ -66,7 +68,7 @@ class Calendar {
   __extension__ typedef unsigned __int128 Key;  // (date << 64) | seq
   struct Node {  // 32 bytes: a node's 4 children fill two cache lines
     Key key;
-    Actor* actor;
+    Task* task;
     std::uint32_t cb;
     EventKind kind;
   };
@@ -75,9 +77,9 @@ class Calendar {
   static Tick date_of(Key k) { return static_cast<Tick>(static_cast<std::uint64_t>(k >> 64)); }
   Node node(const Event& e) {
     const Key k = (static_cast<Key>(static_cast<std::uint64_t>(e.date)) << 64) | seq_++;
-    return Node{k, e.actor, e.cb, e.kind};
+    return Node{k, e.task, e.cb, e.kind};
   }
-  static Event event(const Node& n) { return Event{date_of(n.key), n.actor, n.kind, n.cb}; }
+  static Event event(const Node& n) { return Event{date_of(n.key), n.task, n.kind, n.cb}; }
   void sift_up(std::size_t i) {
     const Node n = heap_[i];
     while (i > 0) {

@@ -30,7 +30,11 @@ enum class ActorState : std::uint8_t { Waiting, Parked, Running, Exited };
 
 }  // namespace
 
+// A task's record; the calendar's events point here, so that a hand-off
+// reads one object: its state and the context to switch to.
 struct Actor::Impl {
+  explicit Impl(Actor& a) : actor(a) {}
+  Actor& actor;
   std::function<void(Actor&)> body;
   // Where the task resumes: set while it is suspended (waiting or parked),
   // empty while it runs and once it has exited.
@@ -49,7 +53,10 @@ struct Simulation::Impl {
   bool ran = false;
   bool unwinding = false;  // the tasks left are being unwound (end of run)
 
-  Calendar calendar;
+  // Events name the task by its Impl: a hand-off then reads one object.
+  using Task = Actor::Impl;
+  using Event = core::Event<Task>;
+  Calendar<Task> calendar;
   std::vector<std::function<void()>> callbacks;
   std::vector<std::uint32_t> free_callbacks;
   std::uint64_t handoffs = 0;
@@ -66,16 +73,16 @@ struct Simulation::Impl {
     clock.horizon = calendar.earliest();
   }
   // Every event passes here: the clock advances to its date.
-  void advance(Tick date, const Actor* who) {
+  void advance(Tick date, const Task* who) {
     if (date > clock.now) {
       clock.now = date;
       clock.at_now = 0;
     } else if (who != nullptr && ++clock.at_now > Actor::kNoProgressTurns) {
-      who->no_progress();
+      who->actor.no_progress();
     }
   }
-  // Let one event take effect; returns the actor it lets run, if any.
-  Actor* dispatch(const Event& e, Actor* self) {
+  // Let one event take effect; returns the task it lets run, if any.
+  Task* dispatch(const Event& e, Task* self) {
     advance(e.date, self);
     if (e.kind == EventKind::Callback) {
       auto cb = std::move(callbacks[e.cb]);
@@ -85,39 +92,39 @@ struct Simulation::Impl {
       cb();
       return nullptr;
     }
-    auto& a = *e.actor->impl_;
-    if (e.kind == EventKind::Wake && a.state != ActorState::Parked) {
-      if (a.state != ActorState::Exited) ++a.wakes;  // its next park() returns at once
+    Task& t = *e.task;
+    if (e.kind == EventKind::Wake && t.state != ActorState::Parked) {
+      if (t.state != ActorState::Exited) ++t.wakes;  // its next park() returns at once
       return nullptr;
     }
-    a.state = ActorState::Running;
-    clock.current = e.actor;
-    if (e.actor != self) ++handoffs;
-    return e.actor;
+    t.state = ActorState::Running;
+    clock.current = &t.actor;
+    if (&t != self) ++handoffs;
+    return &t;
   }
-  // Schedule `queued` (if any), then run events until one lets an actor run,
-  // and return that actor (it may be `self`); nullptr when nothing can run
+  // Schedule `queued` (if any), then run events until one lets a task run,
+  // and return that task (it may be `self`); nullptr when nothing can run
   // (the calendar is empty: every task left has parked, or stop_all() was
   // called). Scheduling and taking the earliest event is one push_pop().
-  Actor* next_runner(Actor* self, const Event* queued = nullptr) {
+  Task* next_runner(Task* self, const Event* queued = nullptr) {
     if (queued != nullptr) {
       if (stopped) {
         push(*queued);
       } else {
         const Event e = calendar.push_pop(*queued);
         clock.horizon = calendar.earliest();
-        if (Actor* a = dispatch(e, self)) return a;
+        if (Task* t = dispatch(e, self)) return t;
       }
     }
     while (!calendar.empty() && !stopped) {
       const Event e = calendar.pop();
       clock.horizon = calendar.earliest();
-      if (Actor* a = dispatch(e, self)) return a;
+      if (Task* t = dispatch(e, self)) return t;
     }
     clock.current = nullptr;
     return nullptr;
   }
-  bctx::fiber& context_of(Actor* a) { return a != nullptr ? a->impl_->context : host_context; }
+  bctx::fiber& context_of(Task* t) { return t != nullptr ? t->context : host_context; }
   // Suspend the running context, keeping its continuation in `mine`, and
   // resume `to`. Returns when someone switches back to us.
   void switch_to(bctx::fiber& mine, bctx::fiber& to) {
@@ -125,13 +132,13 @@ struct Simulation::Impl {
     bctx::fiber back = std::move(to).resume();
     *resumer_slot = std::move(back);
   }
-  // The running actor `self` (nullptr: the host, at start) gives up the CPU
-  // and the earliest event's actor gets it: a direct fiber switch, or none if
+  // The running task `self` (nullptr: the host, at start) gives up the CPU
+  // and the earliest event's task gets it: a direct fiber switch, or none if
   // that is `self`. With nothing to run, the CPU goes back to the host.
-  void hand_off(Actor* self, const Event* queued = nullptr) {
+  void hand_off(Task* self, const Event* queued = nullptr) {
     // Unwinding at the end of the run: a destructor that waits must not switch.
     if (unwinding) return;
-    Actor* next = next_runner(self, queued);
+    Task* next = next_runner(self, queued);
     if (next != self) switch_to(context_of(self), context_of(next));
   }
   void fail(std::exception_ptr e) {
@@ -141,31 +148,31 @@ struct Simulation::Impl {
   }
   // The whole life of a task's fiber; returns the context to switch to when
   // the task has ended (its stack is freed then).
-  bctx::fiber task_main(Actor& actor) {
-    Actor* next = nullptr;
+  bctx::fiber task_main(Task& task) {
+    Task* next = nullptr;
     try {
-      actor.impl_->body(actor);
-      actor.impl_->state = ActorState::Exited;
-      next = next_runner(&actor);
+      task.body(task.actor);
+      task.state = ActorState::Exited;
+      next = next_runner(&task);
     } catch (const bctx::detail::forced_unwind&) {
       throw;  // the fiber is being unwound (end of run): must reach boost.context
     } catch (...) {
       fail(std::current_exception());
     }
-    actor.impl_->state = ActorState::Exited;
-    resumer_slot = &actor.impl_->context;  // receives nothing: this fiber is gone
+    task.state = ActorState::Exited;
+    resumer_slot = &task.context;  // receives nothing: this fiber is gone
     return std::move(context_of(next));
   }
   // The body of the one SimGrid actor: the tasks run as fibers inside it.
   void run_tasks(const std::vector<std::unique_ptr<Actor>>& actors) {
     try {
       for (const auto& a : actors) {
-        Actor* actor = a.get();
-        actor->impl_->context =
+        Task* task = a->impl_.get();
+        task->context =
             bctx::fiber(std::allocator_arg, bctx::protected_fixedsize_stack(kFiberStackBytes),
-                        [this, actor](bctx::fiber&& from) {
+                        [this, task](bctx::fiber&& from) {
                           *resumer_slot = std::move(from);
-                          return task_main(*actor);
+                          return task_main(*task);
                         });
       }
       hand_off(nullptr);
@@ -184,15 +191,15 @@ struct Simulation::Impl {
 };
 
 Actor::Actor(Simulation& sim, int id, ClockState* clock)
-    : sim_(sim), id_(id), clock_(clock), impl_(std::make_unique<Impl>()) {}
+    : sim_(sim), id_(id), clock_(clock), impl_(std::make_unique<Impl>(*this)) {}
 Actor::~Actor() = default;
 
 void Actor::queue_turn(Tick date) {
   auto& s = *sim_.impl_;
   if (s.unwinding) return;
   impl_->state = ActorState::Waiting;
-  const Event turn{std::max(date, clock_->now), this, EventKind::Turn, 0};
-  s.hand_off(this, &turn);
+  const Simulation::Impl::Event turn{std::max(date, clock_->now), impl_.get(), EventKind::Turn, 0};
+  s.hand_off(impl_.get(), &turn);
 }
 
 void Actor::no_progress() const {
@@ -209,14 +216,15 @@ void Actor::park() {
   }
   if (sim_.impl_->unwinding) return;
   impl_->state = ActorState::Parked;
-  sim_.impl_->hand_off(this);
+  sim_.impl_->hand_off(impl_.get());
 }
 
 void Actor::unpark() { unpark_at(sim_.clock_.now); }
 
 void Actor::unpark_at(Tick date) {
   auto& clock = sim_.clock_;
-  sim_.impl_->push(Event{std::max(date, clock.now), this, EventKind::Wake, 0});
+  sim_.impl_->push(
+      Simulation::Impl::Event{std::max(date, clock.now), impl_.get(), EventKind::Wake, 0});
 }
 
 namespace {
@@ -246,7 +254,7 @@ Actor& Simulation::spawn(const std::string& name, std::function<void(Actor&)> bo
   actors_.push_back(std::unique_ptr<Actor>(new Actor(*this, id, &clock_)));
   Actor& actor = *actors_.back();
   actor.impl_->body = std::move(body);
-  impl_->push(Event{0, &actor, EventKind::Turn, 0});
+  impl_->push(Impl::Event{0, actor.impl_.get(), EventKind::Turn, 0});
   return actor;
 }
 
@@ -260,7 +268,7 @@ void Simulation::at(Tick date, std::function<void()> callback) {
     slot = static_cast<std::uint32_t>(impl_->callbacks.size());
     impl_->callbacks.push_back(std::move(callback));
   }
-  impl_->push(Event{std::max(date, clock_.now), nullptr, EventKind::Callback, slot});
+  impl_->push(Impl::Event{std::max(date, clock_.now), nullptr, EventKind::Callback, slot});
 }
 
 void Simulation::run() {
