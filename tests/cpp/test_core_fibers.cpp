@@ -76,6 +76,15 @@ TEST(CoreFibers, StopAllUnwindsEveryTaskStillAliveAndIsNoDeadlock) {
   EXPECT_EQ(unwound, 4);
 }
 
+TEST(CoreFibers, StopAllBeforeOtherTasksStartedNeverRunsThem) {
+  int started = 0;
+  Simulation sim;
+  sim.spawn("stopper", [&sim](Actor&) { sim.stop_all(); });
+  for (int i = 0; i < 3; ++i) sim.spawn("never", [&started](Actor&) { ++started; });
+  EXPECT_NO_THROW(sim.run());
+  EXPECT_EQ(started, 0);
+}
+
 // Uses about `bytes` of stack, then yields with all of it live.
 int deep(Actor& self, int bytes) {
   volatile char frame[1024];
