@@ -25,7 +25,7 @@ sudo=()
 if [ "$(id -u)" -ne 0 ]; then sudo=(sudo); fi
 
 # --- Debian packages, skipping those already installed --------------------------------
-want=(libsimgrid-dev libfmt-dev nlohmann-json3-dev libgtest-dev cmake g++ make pkg-config)
+want=(libsimgrid-dev libboost-context1.74-dev libfmt-dev nlohmann-json3-dev libgtest-dev cmake g++ make pkg-config)
 if ! command -v "$py" >/dev/null 2>&1; then
   want+=(python3 python3-dev python3-pip)
   py=python3

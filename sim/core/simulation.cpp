@@ -1,149 +1,205 @@
 #include "core/simulation.hpp"
 
-#include <xbt/log.h>
-
 #include <algorithm>
-#include <csignal>
+#include <boost/context/fiber.hpp>
+#include <boost/context/protected_fixedsize_stack.hpp>
 #include <cstdint>
-#include <simgrid/Exception.hpp>
-#include <simgrid/s4u.hpp>
 
+#include "core/calendar.hpp"
+#include "core/engine.hpp"
 #include "core/errors.hpp"
 
 namespace sg4 = simgrid::s4u;
+namespace bctx = boost::context;
 
 namespace semsim::core {
 
 namespace {
 
-// SimGrid's deadlock signal is static and accumulates connections across
-// engines, so connect it once per process and point it at the live run.
-bool* g_deadlock_flag = nullptr;
-
-void connect_deadlock_signal_once() {
-  static bool connected = false;
-  if (connected) return;
-  connected = true;
-  sg4::Engine::on_deadlock_cb([] {
-    if (g_deadlock_flag != nullptr) *g_deadlock_flag = true;
-  });
-}
+// A task's fiber stack. 256 KiB: what SimGrid's contexts gave each task
+// before the tasks became fibers (contexts/stack-size:256), so no model path
+// that ran then can overflow now. mmap reserves it and only the pages a task
+// touches become resident, so 4,096 tasks (the most a scenario may ask for)
+// reserve 1 GiB of address space and cost only their used pages. The guard
+// page below it (protected_fixedsize_stack) turns an overflow into a SIGSEGV
+// at the faulting frame instead of a silent write into a neighbour; it is a
+// second mapping per task, far below vm.max_map_count even at 4,096 tasks.
+constexpr std::size_t kFiberStackBytes = 256 * 1024;
 
 enum class ActorState : std::uint8_t { Waiting, Parked, Running, Exited };
-enum class EventKind : std::uint8_t { Turn, Wake, Callback };
-
-// One entry of the calendar. Turn: `actor` waits in wait_turn() for `date`.
-// Wake: an unpark of `actor` takes effect at `date`. Callback: callbacks[cb].
-struct Event {
-  Tick date;
-  std::uint64_t seq;
-  Actor* actor;
-  EventKind kind;
-  std::uint32_t cb;
-};
-
-// Min-heap order: earlier date first, then the earlier scheduling call.
-struct Later {
-  bool operator()(const Event& a, const Event& b) const {
-    return a.date != b.date ? a.date > b.date : a.seq > b.seq;
-  }
-};
 
 }  // namespace
 
+// A task's record; the calendar's events point here, so that a hand-off
+// reads one object: its state and the context to switch to.
 struct Actor::Impl {
-  sg4::SemaphorePtr token = sg4::Semaphore::create(0);
+  explicit Impl(Actor& a) : actor(a) {}
+  Actor& actor;
+  std::function<void(Actor&)> body;
+  // Where the task resumes: set while it is suspended (waiting or parked),
+  // empty while it runs and once it has exited.
+  bctx::fiber context;
   ActorState state = ActorState::Waiting;
   int wakes = 0;  // unparks that arrived while it was not parked
 };
 
 struct Simulation::Impl {
-  std::unique_ptr<sg4::Engine> engine;
-  sg4::Host* host = nullptr;
+  explicit Impl(ClockState& c) : clock(c) {}
+  ClockState& clock;
+  SimGridEngine sg;
   std::exception_ptr error;
   bool deadlock = false;
   bool stopped = false;
   bool ran = false;
-  std::vector<std::pair<std::string, std::function<void()>>> pending;  // bodies before run()
+  bool unwinding = false;  // the tasks left are being unwound (end of run)
 
-  // The calendar (Later keeps the earliest event at the front).
-  std::vector<Event> heap;
-  std::uint64_t seq = 0;
+  // Events name the task by its Impl: a hand-off then reads one object.
+  using Task = Actor::Impl;
+  using Event = core::Event<Task>;
+  Calendar<Task> calendar;
   std::vector<std::function<void()>> callbacks;
   std::vector<std::uint32_t> free_callbacks;
   std::uint64_t handoffs = 0;
 
-  void push(ClockState& clock, Event e) {
-    e.seq = seq++;
-    heap.push_back(e);
-    std::push_heap(heap.begin(), heap.end(), Later{});
-    clock.horizon = heap.front().date;
-  }
-  Event pop(ClockState& clock) {
-    std::pop_heap(heap.begin(), heap.end(), Later{});
-    Event e = heap.back();
-    heap.pop_back();
-    clock.horizon = heap.empty() ? ClockState::kNever : heap.front().date;
-    return e;
+  // The context of the SimGrid actor that runs the fibers, kept while a task
+  // runs; a task switches back to it when nothing can run any more.
+  bctx::fiber host_context;
+  // Where the context that switched last keeps its continuation: the one
+  // resumed stores it there (a fiber switch hands over the suspended caller).
+  bctx::fiber* resumer_slot = nullptr;
+
+  void push(const Event& e) {
+    calendar.push(e);
+    clock.horizon = calendar.earliest();
   }
   // Every event passes here: the clock advances to its date.
-  static void advance(ClockState& clock, Tick date, const Actor& who) {
+  void advance(Tick date, const Task* who) {
     if (date > clock.now) {
       clock.now = date;
       clock.at_now = 0;
-    } else if (++clock.at_now > Actor::kNoProgressTurns) {
-      who.no_progress();
+    } else if (who != nullptr && ++clock.at_now > Actor::kNoProgressTurns) {
+      who->actor.no_progress();
     }
   }
-  // The running actor `self` (nullptr: none, at start) gives up the CPU: run
-  // events until one lets an actor run. If that is `self`, return at once;
-  // else release the other one and, unless `self` is leaving, block until
-  // someone releases us. With nothing pending, `self` blocks and SimGrid sees
-  // the deadlock (every actor blocked, no activity).
-  void hand_off(ClockState& clock, Actor* self, bool leaving) {
-    for (;;) {
-      if (heap.empty() || stopped) {
-        clock.current = nullptr;
-        break;
-      }
-      const Event e = pop(clock);
-      if (self != nullptr)
-        advance(clock, e.date, *self);
-      else
-        clock.now = std::max(clock.now, e.date);
-      if (e.kind == EventKind::Callback) {
-        auto cb = std::move(callbacks[e.cb]);
-        callbacks[e.cb] = nullptr;
-        free_callbacks.push_back(e.cb);
-        clock.current = nullptr;
-        cb();
-        continue;
-      }
-      auto& a = *e.actor->impl_;
-      if (e.kind == EventKind::Wake && a.state != ActorState::Parked) {
-        if (a.state != ActorState::Exited) ++a.wakes;  // its next park() returns at once
-        continue;
-      }
-      a.state = ActorState::Running;
-      clock.current = e.actor;
-      if (e.actor == self) return;
-      ++handoffs;
-      a.token->release();
-      break;
+  // Let one event take effect; returns the task it lets run, if any.
+  Task* dispatch(const Event& e, Task* self) {
+    advance(e.date, self);
+    if (e.kind == EventKind::Callback) {
+      auto cb = std::move(callbacks[e.cb]);
+      callbacks[e.cb] = nullptr;
+      free_callbacks.push_back(e.cb);
+      clock.current = nullptr;
+      cb();
+      return nullptr;
     }
-    if (!leaving && self != nullptr) self->impl_->token->acquire();
+    Task& t = *e.task;
+    if (e.kind == EventKind::Wake && t.state != ActorState::Parked) {
+      if (t.state != ActorState::Exited) ++t.wakes;  // its next park() returns at once
+      return nullptr;
+    }
+    t.state = ActorState::Running;
+    clock.current = &t.actor;
+    if (&t != self) ++handoffs;
+    return &t;
+  }
+  // Schedule `queued` (if any), then run events until one lets a task run,
+  // and return that task (it may be `self`); nullptr when nothing can run
+  // (the calendar is empty: every task left has parked, or stop_all() was
+  // called). Scheduling and taking the earliest event is one push_pop().
+  Task* next_runner(Task* self, const Event* queued = nullptr) {
+    if (queued != nullptr) {
+      if (stopped) {
+        push(*queued);
+      } else {
+        const Event e = calendar.push_pop(*queued);
+        clock.horizon = calendar.earliest();
+        if (Task* t = dispatch(e, self)) return t;
+      }
+    }
+    while (!calendar.empty() && !stopped) {
+      const Event e = calendar.pop();
+      clock.horizon = calendar.earliest();
+      if (Task* t = dispatch(e, self)) return t;
+    }
+    clock.current = nullptr;
+    return nullptr;
+  }
+  bctx::fiber& context_of(Task* t) { return t != nullptr ? t->context : host_context; }
+  // Suspend the running context, keeping its continuation in `mine`, and
+  // resume `to`. Returns when someone switches back to us.
+  void switch_to(bctx::fiber& mine, bctx::fiber& to) {
+    resumer_slot = &mine;
+    bctx::fiber back = std::move(to).resume();
+    *resumer_slot = std::move(back);
+  }
+  // The running task `self` (nullptr: the host, at start) gives up the CPU
+  // and the earliest event's task gets it: a direct fiber switch, or none if
+  // that is `self`. With nothing to run, the CPU goes back to the host.
+  void hand_off(Task* self, const Event* queued = nullptr) {
+    // Unwinding at the end of the run: a destructor that waits must not switch.
+    if (unwinding) return;
+    Task* next = next_runner(self, queued);
+    if (next != self) switch_to(context_of(self), context_of(next));
+  }
+  void fail(std::exception_ptr e) {
+    if (!error) error = std::move(e);
+    stopped = true;
+    clock.current = nullptr;
+  }
+  // The whole life of a task's fiber; returns the context to switch to when
+  // the task has ended (its stack is freed then).
+  bctx::fiber task_main(Task& task) {
+    Task* next = nullptr;
+    try {
+      task.body(task.actor);
+      task.state = ActorState::Exited;
+      next = next_runner(&task);
+    } catch (const bctx::detail::forced_unwind&) {
+      throw;  // the fiber is being unwound (end of run): must reach boost.context
+    } catch (...) {
+      fail(std::current_exception());
+    }
+    task.state = ActorState::Exited;
+    resumer_slot = &task.context;  // receives nothing: this fiber is gone
+    return std::move(context_of(next));
+  }
+  // The body of the one SimGrid actor: the tasks run as fibers inside it.
+  void run_tasks(const std::vector<std::unique_ptr<Actor>>& actors) {
+    try {
+      for (const auto& a : actors) {
+        Task* task = a->impl_.get();
+        task->context =
+            bctx::fiber(std::allocator_arg, bctx::protected_fixedsize_stack(kFiberStackBytes),
+                        [this, task](bctx::fiber&& from) {
+                          *resumer_slot = std::move(from);
+                          return task_main(*task);
+                        });
+      }
+      hand_off(nullptr);
+    } catch (...) {
+      fail(std::current_exception());
+    }
+    deadlock = !stopped && std::any_of(actors.begin(), actors.end(), [](const auto& a) {
+      return a->impl_->state != ActorState::Exited;
+    });
+    // Unwind every task still suspended (stop_all(), an error, a deadlock), in
+    // spawn order: destroying its fiber runs its destructors (RAII) on its stack.
+    unwinding = true;
+    for (const auto& a : actors) a->impl_->context = bctx::fiber{};
+    unwinding = false;
   }
 };
 
 Actor::Actor(Simulation& sim, int id, ClockState* clock)
-    : sim_(sim), id_(id), clock_(clock), impl_(std::make_unique<Impl>()) {}
+    : sim_(sim), id_(id), clock_(clock), impl_(std::make_unique<Impl>(*this)) {}
 Actor::~Actor() = default;
 
 void Actor::queue_turn(Tick date) {
-  auto& clock = sim_.clock_;
+  auto& s = *sim_.impl_;
+  if (s.unwinding) return;
   impl_->state = ActorState::Waiting;
-  sim_.impl_->push(clock, Event{std::max(date, clock.now), 0, this, EventKind::Turn, 0});
-  sim_.impl_->hand_off(clock, this, false);
+  const Simulation::Impl::Event turn{std::max(date, clock_->now), impl_.get(), EventKind::Turn, 0};
+  s.hand_off(impl_.get(), &turn);
 }
 
 void Actor::no_progress() const {
@@ -158,15 +214,17 @@ void Actor::park() {
     --impl_->wakes;
     return;
   }
+  if (sim_.impl_->unwinding) return;
   impl_->state = ActorState::Parked;
-  sim_.impl_->hand_off(sim_.clock_, this, false);
+  sim_.impl_->hand_off(impl_.get());
 }
 
 void Actor::unpark() { unpark_at(sim_.clock_.now); }
 
 void Actor::unpark_at(Tick date) {
   auto& clock = sim_.clock_;
-  sim_.impl_->push(clock, Event{std::max(date, clock.now), 0, this, EventKind::Wake, 0});
+  sim_.impl_->push(
+      Simulation::Impl::Event{std::max(date, clock.now), impl_.get(), EventKind::Wake, 0});
 }
 
 namespace {
@@ -179,57 +237,24 @@ EngineCounters engine_counters() { return g_counters; }
 void Simulation::set_default_reference_order(bool on) { g_reference_order_default = on; }
 bool Simulation::default_reference_order() { return g_reference_order_default; }
 
-Simulation::Simulation() : impl_(std::make_unique<Impl>()) {
+Simulation::Simulation() : impl_(std::make_unique<Impl>(clock_)) {
   clock_.reference = g_reference_order_default;
-  // Silence SimGrid's own logging (including its deadlock report, which we
-  // turn into an exception) and pick the fast raw contexts before the engine
-  // exists: the factory is read at construction.
-  xbt_log_control_set("root.thres:critical root.app:file:/dev/null");
-  sg4::Engine::set_config("contexts/factory:raw");
-  int argc = 1;
-  char prog[] = "semsim";
-  char* argv[] = {prog, nullptr};
-  // SimGrid's engine installs a SIGINT handler of its own (it ends the process
-  // with status 1): keep the caller's, so that Ctrl-C means what the caller says.
-  struct sigaction caller_sigint {};
-  sigaction(SIGINT, nullptr, &caller_sigint);
-  impl_->engine = std::make_unique<sg4::Engine>(&argc, argv);
-  sigaction(SIGINT, &caller_sigint, nullptr);
-  sg4::Engine::set_config("contexts/stack-size:256");
-  connect_deadlock_signal_once();
-  auto* zone = sg4::create_full_zone("machine");
-  impl_->host = zone->create_host("cpu", 1.0)->seal();
-  zone->seal();
+  impl_->sg = make_engine();
 }
 
 Simulation::~Simulation() {
-  // Destroying an engine with runnable actors that never ran aborts: make sure
-  // actors only exist once run() is called (they are created there).
-  impl_->pending.clear();
-  impl_->engine.reset();
+  actors_.clear();
+  impl_->sg.engine.reset();
 }
 
 Actor& Simulation::spawn(const std::string& name, std::function<void(Actor&)> body) {
+  (void)name;  // fibers have no name; kept for callers and debugging of call sites
+  if (impl_->ran) throw SimulationError("spawn() after run(): every task must exist before");
   auto id = static_cast<int>(actors_.size());
   actors_.push_back(std::unique_ptr<Actor>(new Actor(*this, id, &clock_)));
   Actor& actor = *actors_.back();
-  impl_->pending.emplace_back(name, [this, &actor, body = std::move(body)] {
-    // Every actor starts blocked; the calendar's first turn releases it.
-    actor.impl_->token->acquire();
-    try {
-      body(actor);
-    } catch (const simgrid::ForcefulKillException&) {
-      throw;  // stop_all() unwinding: must propagate to SimGrid
-    } catch (...) {
-      if (!impl_->error) impl_->error = std::current_exception();
-      impl_->stopped = true;
-      sg4::Actor::kill_all();
-      return;
-    }
-    actor.impl_->state = ActorState::Exited;
-    impl_->hand_off(clock_, &actor, true);
-  });
-  impl_->push(clock_, Event{0, 0, &actor, EventKind::Turn, 0});
+  actor.impl_->body = std::move(body);
+  impl_->push(Impl::Event{0, actor.impl_.get(), EventKind::Turn, 0});
   return actor;
 }
 
@@ -243,40 +268,25 @@ void Simulation::at(Tick date, std::function<void()> callback) {
     slot = static_cast<std::uint32_t>(impl_->callbacks.size());
     impl_->callbacks.push_back(std::move(callback));
   }
-  impl_->push(clock_, Event{std::max(date, clock_.now), 0, nullptr, EventKind::Callback, slot});
+  impl_->push(Impl::Event{std::max(date, clock_.now), nullptr, EventKind::Callback, slot});
 }
 
 void Simulation::run() {
   if (impl_->ran) throw SimulationError("a Simulation can only run once");
   impl_->ran = true;
-  for (auto& [name, body] : impl_->pending) sg4::Actor::create(name, impl_->host, std::move(body));
-  impl_->pending.clear();
-  // The starter runs after every task has blocked on its token (SimGrid runs
-  // new actors in creation order) and hands the CPU to the first event.
-  sg4::Actor::create("starter", impl_->host, [this] {
-    try {
-      impl_->hand_off(clock_, nullptr, true);
-    } catch (...) {
-      if (!impl_->error) impl_->error = std::current_exception();
-      impl_->stopped = true;
-      sg4::Actor::kill_all();
-    }
-  });
-  impl_->deadlock = false;
-  g_deadlock_flag = &impl_->deadlock;
-  impl_->engine->run();
-  g_deadlock_flag = nullptr;
+  // SimGrid hosts the run: one actor whose context runs every task's fiber.
+  sg4::Actor::create("tasks", impl_->sg.host, [this] { impl_->run_tasks(actors_); });
+  impl_->sg.engine->run();
   g_counters.handoffs += impl_->handoffs;
   g_counters.shortcuts += clock_.shortcuts;
   if (impl_->error) std::rethrow_exception(impl_->error);
-  if (impl_->deadlock && !impl_->stopped)
+  if (impl_->deadlock)
     throw SimulationError("deadlock: every simulated task is blocked and no event is pending");
 }
 
 void Simulation::stop_all() {
   impl_->stopped = true;
   clock_.current = nullptr;
-  sg4::Actor::kill_all();
 }
 
 std::uint64_t Simulation::handoffs() const { return impl_->handoffs; }

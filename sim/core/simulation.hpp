@@ -1,7 +1,7 @@
 // The SimGrid adapter: the only part of semsim that sees SimGrid.
 //
-// A Simulation owns one SimGrid engine and the simulated tasks' actors. Model
-// code talks to it through two small types:
+// A Simulation owns one SimGrid engine and the simulated tasks (fibers run by
+// one SimGrid actor, see below). Model code talks to it through two small types:
 //   Simulation: spawn tasks, run to completion, read the clock, set timers;
 //   Actor:      what a task's body may do: read the clock, wait for its turn
 //               at a date, park on its own token, be unparked (now or later).
@@ -25,17 +25,26 @@
 //   never the shortcut; results are byte-identical to the fast path, which the
 //   tests check on every generation and workload.
 //
-// SimGrid is used for the actors' contexts only: an actor that is not running
-// is blocked on its own SimGrid semaphore, and hand-offs release the next
-// one. SimGrid's own clock, CPU model and timers are not used, so there is no
-// process-global timer to outlive a run.
+// How a hand-off happens (a project decision, issue 15: the speed target):
+//   every simulated task is a user-space fiber (boost.context, fcontext) with
+//   its own stack, and all of them run inside ONE SimGrid actor, which hosts
+//   the run. A hand-off is a direct fiber switch from the running task to the
+//   task of the earliest calendar event (tens of ns), not a round through
+//   SimGrid's maestro (a semaphore release/acquire, about 0.4 us). Exactly one
+//   task runs at a time because fibers only switch where the calendar says
+//   (queue_turn(), park(), a task's end), so the order above is unchanged.
+//   SimGrid's own clock, CPU model, timers and synchronisation are not used,
+//   so there is no process-global timer to outlive a run.
 //
-// Traps handled here (design section 4): every actor body is guarded, so an
+// Traps handled here (design section 4): every task body is guarded, so an
 // exception inside the simulation stops it and is rethrown by run(), never an
-// abort; a deadlock (every task parked, no pending event) becomes a
-// SimulationError; the context factory and logging are set before each engine;
-// a run whose clock stops moving (kNoProgressTurns turns at one date) ends
-// with a SimulationError instead of spinning for ever.
+// abort (nothing crosses a fiber boundary: the task's own frame catches it);
+// a deadlock (every task left parked, no pending event) becomes a
+// SimulationError; tasks still suspended when the run ends (stop_all(), an
+// error, a deadlock) are unwound on their own stacks, so their RAII runs; the
+// engine's logging and SIGINT disposition are set before each engine; a run
+// whose clock stops moving (kNoProgressTurns turns at one date) ends with a
+// SimulationError instead of spinning for ever.
 #pragma once
 
 #include <cstdint>
@@ -54,8 +63,8 @@ class Simulation;
 class Actor;
 
 // Cumulative over every Simulation of this process (for benchmarks): hand-offs
-// between actors (a SimGrid context switch each) and turns taken by the inline
-// shortcut (no SimGrid call).
+// between tasks (a fiber switch each) and turns taken by the inline shortcut
+// (no switch).
 struct EngineCounters {
   std::uint64_t handoffs = 0, shortcuts = 0;
 };
@@ -98,7 +107,7 @@ class Actor {
     }
     queue_turn(date);
   }
-  // Kept for readers of the SimGrid vocabulary: the same as wait_turn().
+  // The same as wait_turn() (the name SimGrid's vocabulary gave it).
   void sleep_until(Tick date) { wait_turn(date); }
   // Block until unparked. Each unpark() lets exactly one park() return.
   void park();
@@ -132,16 +141,17 @@ class Simulation {
   Simulation(const Simulation&) = delete;
   Simulation& operator=(const Simulation&) = delete;
 
-  // Register a task; its body runs when run() is called. Tasks start at date
-  // 0 in the order they were spawned.
+  // Register a task (before run()); its body runs when run() is called. Tasks
+  // start at date 0 in the order they were spawned.
   Actor& spawn(const std::string& name, std::function<void(Actor&)> body);
   // Schedule a callback at a date (runs between actors' turns; it may unpark actors).
   void at(Tick date, std::function<void()> callback);
   // Run until every task has returned, or stop_all() was called. Rethrows the
   // first exception raised by a task; a deadlock is a SimulationError.
   void run();
-  // End the simulation now: every task still alive is unwound (RAII runs).
-  // Call from inside a task (e.g. a timekeeper at the end of the window).
+  // End the simulation now: no event runs any more, and every task still
+  // alive is unwound (RAII runs) once the caller gives up the CPU. Call from
+  // inside a task (e.g. a timekeeper at the end of the window).
   void stop_all();
   Tick now() const { return clock_.now; }
   // Reference mode (see the header comment); set before run(). New
@@ -151,8 +161,8 @@ class Simulation {
   static void set_default_reference_order(bool on);
   static bool default_reference_order();
   bool reference_order() const { return clock_.reference; }
-  // Hand-offs between actors so far (SimGrid context switches through the
-  // calendar), and turns taken without one (the shortcut): for benchmarks.
+  // Hand-offs between tasks so far (fiber switches through the calendar),
+  // and turns taken without one (the shortcut): for benchmarks.
   std::uint64_t handoffs() const;
   std::uint64_t shortcuts() const;
 
