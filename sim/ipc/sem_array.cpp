@@ -137,7 +137,9 @@ int SemArray::offset_of(Field f, int sem) const {
 }
 
 machine::CacheLine& SemArray::line_at(int byte_offset) {
-  const int index = byte_offset / kCacheLineBytes;
+  // A vector, not a map: every shared access of the model goes through here.
+  const auto index = static_cast<std::size_t>(byte_offset / kCacheLineBytes);
+  if (index >= lines_.size()) lines_.resize(index + 1);
   auto& slot = lines_[index];
   if (!slot) slot = std::make_unique<machine::CacheLine>();
   return *slot;
@@ -145,7 +147,8 @@ machine::CacheLine& SemArray::line_at(int byte_offset) {
 
 std::vector<const machine::CacheLine*> SemArray::lines() const {
   std::vector<const machine::CacheLine*> out;
-  for (const auto& [index, line] : lines_) out.push_back(line.get());
+  for (const auto& line : lines_)
+    if (line) out.push_back(line.get());
   return out;
 }
 

@@ -146,7 +146,7 @@ class SemArray {
   SemList global_alter, global_const;                 // the array's
 
  private:
-  std::map<int, std::unique_ptr<machine::CacheLine>> lines_;  // keyed by line index
+  std::vector<std::unique_ptr<machine::CacheLine>> lines_;  // by line index; null: never touched
 };
 
 }  // namespace semsim::ipc
