@@ -40,11 +40,26 @@ Tick CacheLine::access(const Topology& topo, int cpu, Access kind, Tick t) {
     ++stats_.transfers[static_cast<std::size_t>(topo.distance(from, cpu))];
     return topo.transfer(from, cpu);
   };
+  // Requests still queued at the home agent when this one is issued.
+  std::size_t queued_ahead = 0;
+  if (contention_.queue_factor > 0) {
+    while (!queued_done_.empty() && queued_done_.front() <= t) queued_done_.pop_front();
+    queued_ahead = queued_done_.size();
+  }
   if (owner_ >= 0) {
     cost = record(owner_);  // fetch the modified copy from its owner
   } else if (sharers_.any()) {
     if (kind == Access::Read) {
-      cost = record(last_writer_ >= 0 ? last_writer_ : static_cast<int>(sharers_._Find_first()));
+      int from = last_writer_ >= 0 ? last_writer_ : static_cast<int>(sharers_._Find_first());
+      if (contention_.nearest_sharer) {
+        Tick best = topo.transfer(from, cpu);
+        for (std::size_t s = sharers_._Find_first(); s < sharers_.size();
+             s = sharers_._Find_next(s)) {
+          const Tick c = topo.transfer(static_cast<int>(s), cpu);
+          if (c < best) best = c, from = static_cast<int>(s);
+        }
+      }
+      cost = record(from);
     } else {
       // Read-for-ownership: invalidate every other sharer; the farthest one decides.
       int farthest = -1;
@@ -61,10 +76,14 @@ Tick CacheLine::access(const Topology& topo, int cpu, Access kind, Tick t) {
     ++stats_.from_memory;
     cost = topo.memory_latency(cpu, home_node_);
   }
+  if (queued_ahead > 0)
+    cost = static_cast<Tick>(static_cast<double>(cost) *
+                             (1.0 + contention_.queue_factor * static_cast<double>(queued_ahead)));
   const Tick done = start + cost;
   // The line is serialised until this request is done with it: a transfer,
   // plus the atomic for an RMW (the core holds the line locked meanwhile).
   busy_until_ = done + (kind == Access::Rmw ? costs.atomic_rmw : 0);
+  if (contention_.queue_factor > 0) queued_done_.push_back(busy_until_);
   if (kind == Access::Read) {
     if (owner_ >= 0) {
       sharers_.set(static_cast<std::size_t>(owner_));

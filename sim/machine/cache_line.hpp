@@ -18,6 +18,7 @@
 #include <array>
 #include <bitset>
 #include <cstdint>
+#include <deque>
 #include <string>
 
 #include "machine/topology.hpp"
@@ -36,6 +37,19 @@ struct LineStats {
   std::array<std::uint64_t, kDistanceClasses> transfers{};  // misses served by a cache, by distance
   Tick queued = 0;  // time requests waited behind earlier transfers of this line
   std::uint64_t misses() const;
+};
+
+// Contended-line mechanisms (issue 19), opt-in per line; a line without them
+// behaves as before (the kernel generations' lines do not use them yet).
+//   nearest_sharer: a read of a line others share is answered by the sharer
+//     nearest the reader (the forwarding of MESIF's F / MOESI's O state
+//     migrates to the latest reader), not always by its last writer.
+//   queue_factor: a transfer costs (1 + queue_factor * q) times its
+//     two-party latency, q = requests to this line still queued at the home
+//     agent ahead of it (directory / probe-filter occupancy grows with them).
+struct LineContention {
+  bool nearest_sharer = false;
+  double queue_factor = 0;
 };
 
 class CacheLine {
@@ -62,6 +76,9 @@ class CacheLine {
     sharers_.set(static_cast<std::size_t>(cpu));
   }
   Tick busy_until() const { return busy_until_; }
+  // The contended-line mechanisms this line applies (default: none).
+  void set_contention(const LineContention& c) { contention_ = c; }
+  const LineContention& contention() const { return contention_; }
   // The NUMA node whose memory homes the line (-1: the requester's own node).
   void set_home_node(int node) { home_node_ = node; }
   int home_node() const { return home_node_; }
@@ -79,6 +96,8 @@ class CacheLine {
   Tick busy_until_ = 0;
   Tick last_request_ = 0;
   LineStats stats_;
+  LineContention contention_;
+  std::deque<Tick> queued_done_;  // completion dates of requests still queued (queue_factor > 0)
 };
 
 }  // namespace semsim::machine
