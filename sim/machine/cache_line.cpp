@@ -33,6 +33,19 @@ Tick CacheLine::access(const Topology& topo, int cpu, Access kind, Tick t) {
     if (kind == Access::Rmw) busy_until_ = std::max(busy_until_, t + op_cost);
     return t + op_cost;
   }
+  // A read the reader's inclusive LLC can serve: it has held a copy since
+  // the last write, from the date it arrived; the home agent is not involved.
+  const auto die = static_cast<std::size_t>(topo.coords(cpu).die);
+  if (contention_.llc_hit > 0) {
+    if (llc_ready_.size() <= die) llc_ready_.resize(die + 1, -1), llc_busy_.resize(die + 1, 0);
+    if (kind == Access::Read && owner_ < 0 && llc_ready_[die] >= 0) {
+      ++stats_.hits;
+      sharers_.set(ucpu);
+      // The LLC serves one read of the line after another.
+      llc_busy_[die] = std::max({t, llc_ready_[die], llc_busy_[die]}) + contention_.llc_hit;
+      return llc_busy_[die];
+    }
+  }
   const Tick start = std::max(t, busy_until_);
   stats_.queued += start - t;
   Tick cost = 0;
@@ -76,7 +89,7 @@ Tick CacheLine::access(const Topology& topo, int cpu, Access kind, Tick t) {
     ++stats_.from_memory;
     cost = topo.memory_latency(cpu, home_node_);
   }
-  if (queued_ahead > 0)
+  if (queued_ahead > 0 && kind != Access::Read)
     cost = static_cast<Tick>(static_cast<double>(cost) *
                              (1.0 + contention_.queue_factor * static_cast<double>(queued_ahead)));
   const Tick done = start + cost;
@@ -84,6 +97,12 @@ Tick CacheLine::access(const Topology& topo, int cpu, Access kind, Tick t) {
   // plus the atomic for an RMW (the core holds the line locked meanwhile).
   busy_until_ = done + (kind == Access::Rmw ? costs.atomic_rmw : 0);
   if (contention_.queue_factor > 0) queued_done_.push_back(busy_until_);
+  if (contention_.llc_hit > 0) {
+    if (kind == Access::Read)
+      llc_ready_[die] = done;
+    else
+      std::fill(llc_ready_.begin(), llc_ready_.end(), Tick{-1});
+  }
   if (kind == Access::Read) {
     if (owner_ >= 0) {
       sharers_.set(static_cast<std::size_t>(owner_));

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <vector>
 
 #include "machine/topology.hpp"
 
@@ -44,12 +45,20 @@ struct LineStats {
 //   nearest_sharer: a read of a line others share is answered by the sharer
 //     nearest the reader (the forwarding of MESIF's F / MOESI's O state
 //     migrates to the latest reader), not always by its last writer.
-//   queue_factor: a transfer costs (1 + queue_factor * q) times its
-//     two-party latency, q = requests to this line still queued at the home
-//     agent ahead of it (directory / probe-filter occupancy grows with them).
+//   queue_factor: a request for ownership (store, RMW) costs
+//     (1 + queue_factor * q) times its two-party latency, q = requests to
+//     this line still queued at the home agent ahead of it: invalidating and
+//     arbitrating among many requesters takes longer (reads of a shared copy
+//     need no invalidation and keep their latency).
+//   llc_hit: > 0 on a machine whose last-level cache is inclusive and serves
+//     reads of lines its cores share (Intel's core-valid bits): once a copy
+//     reached a die's LLC after the last write, a read from that die costs
+//     this from the copy's arrival, without the home agent: the LLC serves
+//     its die's reads of the line one after another.
 struct LineContention {
   bool nearest_sharer = false;
   double queue_factor = 0;
+  Tick llc_hit = 0;
 };
 
 class CacheLine {
@@ -97,7 +106,9 @@ class CacheLine {
   Tick last_request_ = 0;
   LineStats stats_;
   LineContention contention_;
-  std::deque<Tick> queued_done_;  // completion dates of requests still queued (queue_factor > 0)
+  std::deque<Tick> queued_done_;
+  std::vector<Tick> llc_busy_;   // per die: until when its LLC is serving reads of the line
+  std::vector<Tick> llc_ready_;  // per die: when its LLC got a copy since the last write (-1: none)  // completion dates of requests still queued (queue_factor > 0)
 };
 
 }  // namespace semsim::machine

@@ -38,6 +38,26 @@ enum class UserLockKind : std::uint8_t { Tas, Ttas, Ticket, Mcs };
 UserLockKind user_lock_kind(const std::string& name, const std::string& field);
 const char* user_lock_name(UserLockKind k);
 
+// The contended-line mechanisms lock-stress applies to its lines, the same
+// on every machine (issue 19, item 4). Calibrated together on the published
+// mctop lock curves (shared/reference/data/mctop_locks, no_backoff, both
+// machines; tests/cpp/test_machine_lock_bench.cpp prints them):
+//   nearest_sharer = true: assumption (a shared line is forwarded by a nearby
+//     holder, as MESIF's F and MOESI's O states migrate); alone it moves the
+//     ticket curves the right way (flatter), the last-writer rule made them
+//     2-3x too steep on the 8-socket machine;
+//   queue_factor = 0.02: assumption, calibrated (0, 0.02, 0.05 tried): each
+//     ownership request queued ahead adds 2 % to a store's or RMW's transfer;
+//     it steepens TAS, whose spinners keep every RMW queued;
+//   llc_hit = 0 (off): serving shared reads from an inclusive LLC made the
+//     Westmere-EX ticket curve 50-120 % too flat; not used.
+inline LineContention lock_stress_contention() {
+  LineContention c;
+  c.nearest_sharer = true;
+  c.queue_factor = 0.02;
+  return c;
+}
+
 struct UserLockStats {
   std::uint64_t acquisitions = 0;  // counted at release
   std::uint64_t rereads = 0;       // re-reads of a watched line after a write to it

@@ -30,6 +30,8 @@ TEST(LockCurveBench, PublishedSetup) {
   load.window = static_cast<Tick>(env("SEMSIM_WINDOW_US", 2000)) * kTicksPerUs;
   load.contention.queue_factor = env("SEMSIM_QF", 0);
   load.contention.nearest_sharer = env("SEMSIM_NEAREST", 0) != 0;
+  load.critical_cycles = env("SEMSIM_CRIT", 1000);
+  const double llc_cycles = env("SEMSIM_LLC_CYCLES", 0);
   struct Point {
     const char* machine;
     int threads;
@@ -47,7 +49,9 @@ TEST(LockCurveBench, PublishedSetup) {
       std::printf("%-6s", machine::user_lock_name(kind));
       for (int i = 0; i < n; ++i) {
         const auto m = config::load_machine(dir + set[i].machine + ".json");
-        const auto r = machine_test::run_lock_curve(m, kind, set[i].threads, load);
+        auto l = load;
+        if (set == &westmere[0]) l.contention.llc_hit = ns_to_ticks(llc_cycles / m.clock_ghz);
+        const auto r = machine_test::run_lock_curve(m, kind, set[i].threads, l);
         std::printf(" %d:%.0f", set[i].threads, r.ops_per_s / 1000);
         std::fflush(stdout);
       }
