@@ -96,6 +96,8 @@ Tick CacheLine::access(const Topology& topo, int cpu, Access kind, Tick t) {
   // The line is serialised until this request is done with it: a transfer,
   // plus the atomic for an RMW (the core holds the line locked meanwhile).
   busy_until_ = done + (kind == Access::Rmw ? costs.atomic_rmw : 0);
+  if (kind == Access::Read && contention_.read_occupancy < 1)
+    busy_until_ = start + static_cast<Tick>(static_cast<double>(cost) * contention_.read_occupancy);
   if (contention_.queue_factor > 0) queued_done_.push_back(busy_until_);
   if (contention_.llc_hit > 0) {
     if (kind == Access::Read)

@@ -55,9 +55,14 @@ struct LineStats {
 //     reached a die's LLC after the last write, a read from that die costs
 //     this from the copy's arrival, without the home agent: the LLC serves
 //     its die's reads of the line one after another.
+//   read_occupancy: < 1 when the home agent pipelines reads of a line: a read
+//     miss keeps the line busy for this share of its transfer (the data still
+//     takes the whole transfer to arrive); ownership requests keep it busy
+//     for the whole transfer.
 struct LineContention {
   bool nearest_sharer = false;
   double queue_factor = 0;
+  double read_occupancy = 1;
   Tick llc_hit = 0;
 };
 

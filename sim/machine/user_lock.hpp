@@ -39,22 +39,29 @@ UserLockKind user_lock_kind(const std::string& name, const std::string& field);
 const char* user_lock_name(UserLockKind k);
 
 // The contended-line mechanisms lock-stress applies to its lines, the same
-// on every machine (issue 19, item 4). Calibrated together on the published
+// on every machine (issue 19, item 4), calibrated together on the published
 // mctop lock curves (shared/reference/data/mctop_locks, no_backoff, both
-// machines; tests/cpp/test_machine_lock_bench.cpp prints them):
+// machines; SEMSIM_LOCK_BENCH=1 build/dev/semsim_tests
+// --gtest_filter=LockCurveBench* prints them; grid in the lock-curve report):
+//   spinners re-read after every write to the line (UserLock: structural, no
+//     parameter);
 //   nearest_sharer = true: assumption (a shared line is forwarded by a nearby
-//     holder, as MESIF's F and MOESI's O states migrate); alone it moves the
-//     ticket curves the right way (flatter), the last-writer rule made them
-//     2-3x too steep on the 8-socket machine;
-//   queue_factor = 0.02: assumption, calibrated (0, 0.02, 0.05 tried): each
-//     ownership request queued ahead adds 2 % to a store's or RMW's transfer;
-//     it steepens TAS, whose spinners keep every RMW queued;
-//   llc_hit = 0 (off): serving shared reads from an inclusive LLC made the
-//     Westmere-EX ticket curve 50-120 % too flat; not used.
+//     holder, as MESIF's F and MOESI's O states migrate); with the
+//     last-writer rule the ticket curves came out 2-3x too steep on the
+//     8-socket machine;
+//   read_occupancy = 0.5: assumption, calibrated (grid 0.3-1.0): the home
+//     agent pipelines reads of one line, each holding it half its transfer;
+//     1.0 left every ticket curve 30-45 % too steep, 0.3 made the Opteron's
+//     too flat;
+//   queue_factor = 0: calibrated (grid 0-0.05): any growth of the ownership
+//     transfers with the queue made TAS too steep once reads pipeline;
+//   llc_hit = 0 (off): serving shared reads from the Westmere-EX's inclusive
+//     LLC (78 cycles, mctop_diassrv8.csv) made its ticket curve 50-120 % too
+//     flat.
 inline LineContention lock_stress_contention() {
   LineContention c;
   c.nearest_sharer = true;
-  c.queue_factor = 0.02;
+  c.read_occupancy = 0.5;
   return c;
 }
 

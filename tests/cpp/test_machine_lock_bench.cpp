@@ -31,6 +31,7 @@ TEST(LockCurveBench, PublishedSetup) {
   load.contention.queue_factor = env("SEMSIM_QF", 0);
   load.contention.nearest_sharer = env("SEMSIM_NEAREST", 0) != 0;
   load.critical_cycles = env("SEMSIM_CRIT", 1000);
+  load.contention.read_occupancy = env("SEMSIM_READ_OCC", 1);
   const double llc_cycles = env("SEMSIM_LLC_CYCLES", 0);
   struct Point {
     const char* machine;
