@@ -69,7 +69,6 @@ std::string validate_scenario(const std::string& source,
   const auto machine = semsim::config::load_machine(scenario.machine);
   semsim::machine::Topology topology(machine);
   (void)topology;
-  semsim::native::check_scenario(scenario);
   try {
     semsim::native::check_host(scenario);
   } catch (const semsim::InputError& e) {
@@ -86,7 +85,6 @@ std::string load_scenario_native(const std::string& source,
   Json doc = load_source(source);
   for (const auto& o : overrides) semsim::apply_override(doc, o);
   const auto scenario = semsim::parse_scenario(doc);
-  semsim::native::check_scenario(scenario);
   semsim::native::check_host(scenario);
   return normalised(scenario);
 }

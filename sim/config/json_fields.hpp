@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "config/scenario.hpp"
+#include "core/json.hpp"
 
 namespace semsim::config {
 

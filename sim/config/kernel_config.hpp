@@ -2,7 +2,7 @@
 // {"base": id, <policy>: value, ...} for what-if kernels.
 #pragma once
 
-#include "config/scenario.hpp"
+#include "core/json.hpp"
 #include "ipc/kernel_policy.hpp"
 
 namespace semsim::config {

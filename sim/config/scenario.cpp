@@ -12,7 +12,7 @@
 #include "config/kernel_config.hpp"
 #include "core/errors.hpp"
 #include "ipc/sembuf.hpp"
-#include "workloads/lat_sem_def.hpp"
+#include "workloads/registry.hpp"
 
 namespace semsim {
 
@@ -25,112 +25,12 @@ using config::fail;
 namespace {
 
 constexpr int kMaxThreads = 4096;
-constexpr int kMaxSemaphores = 32000;  // SEMMSL default
 
 const std::vector<std::string> kScenarioFields = {"name",    "machine",     "kernel",    "workload",
                                                   "threads", "duration_ms", "warmup_ms", "seed",
                                                   "repeats", "description", "precision"};
 
-struct WorkloadInfo {
-  std::string type;
-  std::string description;
-  std::vector<std::string> fields;  // allowed keys of the workload object, "type" included
-  Pinning default_pin;
-};
-
-// The workload table: every workload the scenario format knows, its fields, and the
-// benchmark's own pinning default. Field meanings and the exact per-iteration logic are
-// in sim/workloads/<workload>_def.hpp.
-const std::vector<WorkloadInfo>& workload_table() {
-  static const std::vector<WorkloadInfo> table = {
-      {"semop-multi",
-       "N threads, M semaphores in one array, +1 then -1 on one semaphore per iteration, never "
-       "sleeps (Rik van Riel, 2013)",
-       {"type", "semaphores", "pattern", "pin"},
-       Pinning::Pinned},
-      {"sem-scalebench",
-       "ipcscale sem-scalebench: mode 1 wait-for-zero, 2 ping-pong in pairs (complex_every: "
-       "2-sop ops), 4 complex no-wait; get_cpunr placement (Manfred Spraul, 2014-2016)",
-       {"type", "mode", "threads_per_core", "interleave", "delay", "distance", "complex_every",
-        "max_cpus", "pin"},
-       Pinning::Pinned},
-      {"sem-lockunlock",
-       "osim / ipcscale sem-lockunlock: forked tasks lock/unlock semaphore i mod S with busy "
-       "loops, started by SETALL, runs until `loops` are done (duration_ms does not apply)",
-       {"type", "semaphores", "loops", "busy_in", "busy_out", "pin"},
-       Pinning::Unpinned},
-      {"aim9-shm",
-       "AIM9 shared_memory: each process creates a private semaphore and does `loops` x "
-       "{-1, memcpy, +1, -1, memcpy, +1} per call; uncontended",
-       {"type", "loops", "pin"},
-       Pinning::Unpinned},
-      {"lat-sem",
-       "lmbench lat_sem: two processes ping-pong with 2-sop complex ops (threads must be 2)",
-       {"type", "pin"},
-       Pinning::Unpinned},
-      {"sembench",
-       "sembench (Oracle 2007): worker threads sleep on -1, a waker thread posts batches of up "
-       "to wake_batch (<= 64) +1 sops to up to wake_num ready workers",
-       {"type", "wake_num", "wake_batch", "pin"},
-       Pinning::Pinned},
-      {"custom",
-       "per-task op scripts: tasks[i mod len] gives each task its semop calls, think time and "
-       "repeat count; scripts sharing a `process` id are threads of one process (SEM_UNDO)",
-       {"type", "semaphores", "initial", "tasks", "pin"},
-       Pinning::Unpinned},
-  };
-  return table;
-}
-
 constexpr int kMaxSops = ipc::kSemopmDefault;  // sops per call a scenario may ask for
-
-int int_field(const Json& w, const std::string& key, std::int64_t lo, std::int64_t hi,
-              int fallback) {
-  if (!w.contains(key)) return fallback;
-  return static_cast<int>(as_int(w[key], "workload." + key, lo, hi));
-}
-
-std::int64_t long_field(const Json& w, const std::string& key, std::int64_t lo, std::int64_t hi,
-                        std::int64_t fallback) {
-  if (!w.contains(key)) return fallback;
-  return as_int(w[key], "workload." + key, lo, hi);
-}
-
-void parse_scalebench(const Json& w, WorkloadSpec& spec) {
-  auto& p = spec.scalebench;
-  if (w.contains("mode")) {
-    const Json& m = w["mode"];
-    // Compared as the integer it is: 4294967297 is not 1.
-    const bool ok =
-        m.is_number_integer() && !m.is_boolean() && (m == Json(1) || m == Json(2) || m == Json(4));
-    if (!ok)
-      fail("workload.mode",
-           fmt::format("must be 1 (wait-for-zero), 2 (ping-pong) or 4 (complex no-wait), got {}",
-                       config::echo(m)));
-    p.mode = m.get<int>();
-  }
-  p.threads_per_core = int_field(w, "threads_per_core", 1, 4096, 1);
-  p.interleave = int_field(w, "interleave", 1, 4096, 1);
-  p.delay = int_field(w, "delay", 0, 1'000'000, 0);
-  p.distance = int_field(w, "distance", 1, kMaxSemaphores, 1);
-  p.complex_every = int_field(w, "complex_every", 0, 1'000'000, 0);
-  p.max_cpus = int_field(w, "max_cpus", 1, 4096, 0);
-  if (p.complex_every > 0 && p.mode != 2)
-    fail("workload.complex_every",
-         fmt::format("applies to mode 2 (ping-pong) only; this workload has mode {}; remove the "
-                     "field or set it to 0",
-                     p.mode));
-}
-
-void parse_lockunlock(const Json& w, WorkloadSpec& spec) {
-  auto& p = spec.lockunlock;
-  // One more semaphore (the completion counter) must fit the array.
-  p.semaphores = int_field(w, "semaphores", 1, kMaxSemaphores - 1, 1);
-  p.loops = long_field(w, "loops", 1, 1'000'000'000'000LL, p.loops);
-  p.busy_in = long_field(w, "busy_in", 0, 1'000'000'000LL, 0);
-  p.busy_out = long_field(w, "busy_out", 0, 1'000'000'000LL, 0);
-  spec.semaphores = p.semaphores;
-}
 
 int parse_sem_flags(const Json& v, const std::string& path) {
   if (v.is_string()) {
@@ -203,103 +103,100 @@ workloads::CustomScript parse_custom_script(const Json& t, const std::string& pa
   return script;
 }
 
-void parse_custom(const Json& w, WorkloadSpec& spec) {
-  auto& p = spec.custom;
-  p.semaphores = static_cast<int>(as_int(config::require(w, "workload", "semaphores"),
-                                         "workload.semaphores", 1, kMaxSemaphores));
-  spec.semaphores = p.semaphores;
-  if (w.contains("initial")) {
-    const Json& init = w["initial"];
-    if (init.is_array()) {
-      if (init.size() != static_cast<std::size_t>(p.semaphores))
-        fail("workload.initial", fmt::format("must have one value per semaphore ({}), got {}",
-                                             p.semaphores, init.size()));
-      for (std::size_t i = 0; i < init.size(); ++i)
-        p.initial.push_back(static_cast<int>(
-            as_int(init[i], fmt::format("workload.initial[{}]", i), 0, ipc::kSemvmx)));
-    } else {
-      const int v = static_cast<int>(as_int(init, "workload.initial", 0, ipc::kSemvmx));
-      p.initial.assign(static_cast<std::size_t>(p.semaphores), v);
-    }
+// custom's `initial`: one value for every semaphore, or a list of one per semaphore.
+std::vector<int> parse_initial_values(const Json& init, int nsems) {
+  std::vector<int> out;
+  if (init.is_array()) {
+    if (init.size() != static_cast<std::size_t>(nsems))
+      fail("workload.initial",
+           fmt::format("must have one value per semaphore ({}), got {}", nsems, init.size()));
+    for (std::size_t i = 0; i < init.size(); ++i)
+      out.push_back(static_cast<int>(
+          as_int(init[i], fmt::format("workload.initial[{}]", i), 0, ipc::kSemvmx)));
+  } else {
+    const int v = static_cast<int>(as_int(init, "workload.initial", 0, ipc::kSemvmx));
+    out.assign(static_cast<std::size_t>(nsems), v);
   }
-  const Json& tasks = config::require(w, "workload", "tasks");
+  return out;
+}
+
+std::vector<workloads::CustomScript> parse_task_scripts(const Json& tasks, int nsems) {
   if (!tasks.is_array() || tasks.empty() || tasks.size() > static_cast<std::size_t>(kMaxThreads))
     fail("workload.tasks", fmt::format("must be a list of 1 to {} task scripts {{\"ops\": [...], "
                                        "\"repeat\": N, \"process\": id, \"cpu\": c}}",
                                        kMaxThreads));
+  std::vector<workloads::CustomScript> out;
   for (std::size_t i = 0; i < tasks.size(); ++i)
-    p.tasks.push_back(
-        parse_custom_script(tasks[i], fmt::format("workload.tasks[{}]", i), p.semaphores));
+    out.push_back(parse_custom_script(tasks[i], fmt::format("workload.tasks[{}]", i), nsems));
+  return out;
+}
+
+// One field of a workload object, as its registry entry describes it.
+void read_field(const Json& w, const workloads::ParamField& f, WorkloadSpec& spec) {
+  using Kind = workloads::ParamField::Kind;
+  const std::string path = "workload." + f.key;
+  if (!w.contains(f.key)) {
+    if (f.required) config::require(w, "workload", f.key);
+    return;
+  }
+  const Json& v = w[f.key];
+  switch (f.kind) {
+    case Kind::Int:
+      f.set_int(spec, as_int(v, path, f.lo, f.hi));
+      break;
+    case Kind::IntChoice: {
+      // Compared as the integer it is: 4294967297 is not 1.
+      bool ok = false;
+      if (v.is_number_integer() && !v.is_boolean())
+        for (const auto c : f.int_choices) ok = ok || v == Json(c);
+      if (!ok) fail(path, fmt::format("must be {}, got {}", f.choices_text, config::echo(v)));
+      f.set_int(spec, v.get<std::int64_t>());
+      break;
+    }
+    case Kind::Choice:
+      f.set_text(spec, as_choice(v, path, f.choices));
+      break;
+    case Kind::InitialValues:
+      f.set_values(spec, parse_initial_values(v, spec.semaphores));
+      break;
+    case Kind::TaskScripts:
+      f.set_scripts(spec, parse_task_scripts(v, spec.semaphores));
+      break;
+  }
+}
+
+std::vector<std::string> workload_types_list() {
+  std::vector<std::string> types;
+  for (const auto& t : workloads::workload_types()) types.push_back(t.type);
+  return types;
 }
 
 WorkloadSpec parse_workload(const Json& w) {
   const std::string path = "workload";
   if (!w.is_object()) fail(path, "must be an object such as {\"type\": \"semop-multi\", ...}");
-  std::vector<std::string> types;
-  for (const auto& info : workload_table()) types.push_back(info.type);
   WorkloadSpec spec;
-  spec.type = as_choice(config::require(w, path, "type"), "workload.type", types);
-  const WorkloadInfo* info = nullptr;
-  for (const auto& i : workload_table())
-    if (i.type == spec.type) info = &i;
-  config::reject_unknown_keys(w, path, info->fields);
-  spec.pin = info->default_pin;
-  if (spec.type == "semop-multi") {
-    if (w.contains("semaphores"))
-      spec.semaphores =
-          static_cast<int>(as_int(w["semaphores"], "workload.semaphores", 1, kMaxSemaphores));
-    if (w.contains("pattern"))
-      spec.pattern = as_choice(w["pattern"], "workload.pattern", {"stride", "own", "random"});
-  } else if (spec.type == "sem-scalebench") {
-    parse_scalebench(w, spec);
-  } else if (spec.type == "sem-lockunlock") {
-    parse_lockunlock(w, spec);
-  } else if (spec.type == "aim9-shm") {
-    spec.aim9.loops = int_field(w, "loops", 1, 1'000'000, spec.aim9.loops);
-  } else if (spec.type == "sembench") {
-    spec.sembench.wake_num = int_field(w, "wake_num", 1, 1'000'000, spec.sembench.wake_num);
-    spec.sembench.wake_batch =
-        int_field(w, "wake_batch", 1, workloads::kSembenchMaxBatch, spec.sembench.wake_batch);
-  } else if (spec.type == "custom") {
-    parse_custom(w, spec);
-  }
+  spec.type = as_choice(config::require(w, path, "type"), "workload.type", workload_types_list());
+  const workloads::WorkloadType& entry = *workloads::find_workload_type(spec.type);
+  std::vector<std::string> keys = {"type"};
+  for (const auto& f : entry.fields) keys.push_back(f.key);
+  keys.push_back("pin");
+  config::reject_unknown_keys(w, path, keys);
+  spec.pin = entry.default_pin;
+  for (const auto& f : entry.fields) read_field(w, f, spec);
+  if (const auto problem = entry.make(spec)->check()) fail(problem->field, problem->what);
   if (w.contains("pin"))
     spec.pin = as_choice(w["pin"], "workload.pin", {"pinned", "unpinned"}) == "pinned"
                    ? Pinning::Pinned
                    : Pinning::Unpinned;
-  spec.raw = w;
   return spec;
 }
 
 // Constraints between the workload and the thread counts.
 void check_threads_for_workload(const WorkloadSpec& w, const std::vector<int>& threads) {
+  const auto workload = workloads::make_workload(w);
   for (std::size_t i = 0; i < threads.size(); ++i) {
-    const int n = threads[i];
-    const std::string path = fmt::format("threads[{}]", i);
-    if (w.type == "sem-scalebench") {
-      if (w.scalebench.mode == 2 && n % 2 != 0)
-        fail(path, fmt::format("sem-scalebench mode 2 (ping-pong) runs threads in pairs: every "
-                               "thread count must be even, got {}",
-                               n));
-      if (static_cast<std::int64_t>(w.scalebench.distance) * n > kMaxSemaphores)
-        fail(path,
-             fmt::format("sem-scalebench uses an array of distance x threads = {} x {} = {} "
-                         "semaphores, more than {} (SEMMSL)",
-                         w.scalebench.distance, n,
-                         static_cast<std::int64_t>(w.scalebench.distance) * n, kMaxSemaphores));
-    } else if (w.type == "lat-sem" && n != workloads::kLatSemTasks) {
-      fail(path, fmt::format("lat-sem is a ping-pong between exactly 2 processes: threads must be "
-                             "2, got {}",
-                             n));
-    } else if (w.type == "sem-lockunlock" && n > ipc::kSemvmx) {
-      fail(path, fmt::format("sem-lockunlock sets its completion counter to the task count, at "
-                             "most {} (SEMVMX), got {}",
-                             ipc::kSemvmx, n));
-    } else if (w.type == "semop-multi" && n > ipc::kSemvmx) {
-      fail(path, fmt::format("semop-multi: at most {} threads (SEMVMX: all threads may hold +1 "
-                             "on one semaphore), got {}",
-                             ipc::kSemvmx, n));
-    }
+    const std::string problem = workload->check_threads(threads[i]);
+    if (!problem.empty()) fail(fmt::format("threads[{}]", i), problem);
   }
 }
 
@@ -320,7 +217,7 @@ std::vector<int> parse_threads(const Json& v) {
 const std::vector<std::string>& known_workloads() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> n;
-    for (const auto& info : workload_table()) n.push_back(info.type + "\t" + info.description);
+    for (const auto& t : workloads::workload_types()) n.push_back(t.type + "\t" + t.description);
     return n;
   }();
   return names;
@@ -458,8 +355,7 @@ Scenario parse_scenario(const Json& doc) {
   if (s.machine.empty())
     fail("machine", "must name a preset (see `semsim list`) or a machine file");
   if (s.machine.size() > 4096) fail("machine", "a name or path of at most 4096 characters");
-  s.kernel = config::require(doc, "", "kernel");
-  config::parse_kernel(s.kernel);  // validates the id and any policy overrides
+  s.kernel = config::parse_kernel(config::require(doc, "", "kernel"));
   s.workload = parse_workload(config::require(doc, "", "workload"));
   s.threads = parse_threads(config::require(doc, "", "threads"));
   check_threads_for_workload(s.workload, s.threads);

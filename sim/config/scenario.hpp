@@ -9,40 +9,16 @@
 #include <vector>
 
 #include "core/json.hpp"
-#include "workloads/aim9_shm_def.hpp"
-#include "workloads/custom_def.hpp"
-#include "workloads/sem_lockunlock_def.hpp"
-#include "workloads/sem_scalebench_def.hpp"
-#include "workloads/sembench_def.hpp"
+#include "ipc/kernel_policy.hpp"
+#include "workloads/spec.hpp"
 
 namespace semsim {
 
-// How tasks are placed on CPUs.
-enum class Pinning { Pinned, Unpinned };
-
-// The workload of a scenario. `type` says which of the per-workload parameter sets
-// below applies; the others keep their defaults. The definitions (what each task does,
-// placement, array layout) are in sim/workloads/<workload>_def.hpp, shared by the
-// simulator and the native runner; workloads/workload_defs.hpp answers the questions
-// both sides ask of any workload (array sizes, sops per call, threads or processes).
-struct WorkloadSpec {
-  std::string type;                // "semop-multi", "sem-scalebench", ... (known_workloads())
-  int semaphores = 1;              // semop-multi, sem-lockunlock, custom: semaphores used
-  std::string pattern = "stride";  // semop-multi: stride | own | random
-  Pinning pin = Pinning::Pinned;   // the benchmark's own default unless workload.pin says
-  workloads::ScalebenchParams scalebench;  // sem-scalebench
-  workloads::LockunlockParams lockunlock;  // sem-lockunlock (semaphores mirrored above)
-  workloads::Aim9Params aim9;              // aim9-shm
-  workloads::SembenchParams sembench;      // sembench
-  workloads::CustomParams custom;          // custom (semaphores mirrored above)
-  Json raw;                                // the validated workload object, as given
-};
-
 struct Scenario {
   std::string name;
-  std::string machine;  // preset name (cpu_models/<name>.json) or a path to a machine file
-  Json kernel;          // a generation id string, or {"base": id, <policy>: value, ...}
-  WorkloadSpec workload;
+  std::string machine;        // preset name (cpu_models/<name>.json) or a path to a machine file
+  ipc::KernelPolicy kernel;   // the generation, with the scenario's policy overrides
+  WorkloadSpec workload;      // the workload's typed parameters (workloads/spec.hpp)
   std::vector<int> threads;   // one point per value
   double duration_ms = 20.0;  // measured (simulated or real) window
   double warmup_ms = 2.0;     // discarded window before it
@@ -66,7 +42,7 @@ void apply_override(Json& doc, const std::string& assignment);
 // InputError whose message names the field and what is allowed.
 Scenario parse_scenario(const Json& doc);
 
-// The field names and allowed values, for `semsim list` and error messages.
+// "type\tdescription" of every workload type, for `semsim list`.
 const std::vector<std::string>& known_workloads();
 
 }  // namespace semsim

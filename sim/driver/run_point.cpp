@@ -11,8 +11,8 @@
 #include "machine/scheduler.hpp"
 #include "report/run_length.hpp"
 #include "report/window_stats.hpp"
-#include "workloads/workload.hpp"
-#include "workloads/workload_defs.hpp"
+#include "workloads/registry.hpp"
+#include "workloads/sim_tasks.hpp"
 
 namespace semsim::driver {
 
@@ -55,7 +55,8 @@ Tick slowest_period(const config::MachineParams& m, int ntasks) {
 Json run_point(const Scenario& scenario, const config::MachineParams& machine,
                const ipc::KernelPolicy& policy, int threads, std::uint64_t seed,
                report::TraceRecorder* trace) {
-  const auto& w = scenario.workload;
+  const auto workload = workloads::make_workload(scenario.workload);
+  const workloads::Workload& w = *workload;
   core::Simulation sim;
   machine::Topology topo(machine);
   machine::Scheduler sched(topo, seed ^ 0x5c4ed);
@@ -64,20 +65,18 @@ Json run_point(const Scenario& scenario, const config::MachineParams& machine,
   // private per-call array is modelled as one array per task that stays
   // (each process's own: tasks never share it), array i for task i.
   std::vector<std::unique_ptr<ipc::SemKernel>> arrays;
-  auto sizes = workloads::array_sizes(w, threads);
-  if (workloads::arrays_per_task(w) > 0)
-    sizes.assign(static_cast<std::size_t>(std::max(1, threads)), 1);
+  auto sizes = w.array_sizes(threads);
+  if (w.arrays_per_task() > 0) sizes.assign(static_cast<std::size_t>(std::max(1, threads)), 1);
   if (sizes.empty()) sizes.push_back(1);
   for (std::size_t a = 0; a < sizes.size(); ++a)
     arrays.push_back(
         std::make_unique<ipc::SemKernel>(policy, topo, sched, sizes[a], seed + 1000 * a));
 
-  const int ntasks = workloads::total_tasks(w, threads);
-  workloads::SimContext ctx{scenario,
+  const int ntasks = workloads::sim_task_count(w, threads);
+  workloads::SimContext ctx{w,
                             topo,
                             sched,
                             arrays,
-                            policy,
                             seed,
                             threads,
                             std::vector<std::uint64_t>(static_cast<std::size_t>(ntasks), 0),
@@ -86,14 +85,12 @@ Json run_point(const Scenario& scenario, const config::MachineParams& machine,
                             {}};
 
   std::deque<machine::Task> tasks;  // stable addresses
-  const bool processes = workloads::uses_processes(w);
+  const std::vector<int> processes = w.task_processes(ntasks);
   for (int i = 0; i < ntasks; ++i) {
     auto& task = tasks.emplace_back();
     task.id = i;
-    task.process = processes ? i : 0;
-    if (w.type == "custom" && i < threads)
-      task.process = workloads::custom_processes(w.custom, threads)[static_cast<std::size_t>(i)];
-    const int pinned_cpu = i < threads ? workloads::task_cpu(w, i, threads, topo.cpus()) : -1;
+    task.process = processes[static_cast<std::size_t>(i)];
+    const int pinned_cpu = i < threads ? w.task_cpu(i, threads, topo.cpus()) : -1;
     task.pinned = pinned_cpu >= 0;
     task.cpu = task.home_cpu = pinned_cpu >= 0 ? pinned_cpu % topo.cpus() : i % topo.cpus();
     auto body = workloads::make_task_body(ctx, i);
@@ -101,21 +98,22 @@ Json run_point(const Scenario& scenario, const config::MachineParams& machine,
   }
   if (trace != nullptr) attach_trace(*trace, tasks, arrays);
   // Initial values (custom), set before anyone runs.
-  auto init = workloads::initial_values(w);
+  auto init = w.initial_values();
   for (std::size_t s = 0; s < init.size(); ++s) arrays[0]->array().semval[s] = init[s];
 
   report::WindowStats stats(topo, arrays[0]->array(), tasks, &ctx.rounds);
   stats.set_scheduler(&sched);
   std::optional<report::RunLength> run_length;  // windowed workloads only
-  // A windowed run ends at warm-up + duration. A run-to-completion workload
-  // ignores both, except custom, whose scripts may block for ever: there
-  // they bound the run. sem-lockunlock is bounded only by a safety cap.
+  // A windowed run ends at warm-up + duration. A run a parent ends ignores
+  // both and is bounded only by a safety cap; one that ends with its tasks
+  // (scripts, which may block for ever) is bounded by them.
   constexpr Tick kCompletionCap = 600 * kTicksPerSecond;
-  const bool custom = w.type == "custom";
-  const Tick cap = workloads::runs_to_completion(w, threads) && !custom
+  const workloads::Completion completion = w.completion(threads);
+  const bool with_tasks = completion == workloads::Completion::WhenTasksEnd;
+  const Tick cap = completion == workloads::Completion::ByParent
                        ? kCompletionCap
                        : ns_to_ticks((scenario.warmup_ms + scenario.duration_ms) * 1e6);
-  if (workloads::runs_to_completion(w, threads)) {
+  if (completion != workloads::Completion::Windowed) {
     // The run is the window: from the start (or the parent's SETALL) to the end.
     stats.begin(0);
     bool completed = false;
@@ -126,15 +124,15 @@ Json run_point(const Scenario& scenario, const config::MachineParams& machine,
       sim.stop_all();
     };
     sim.spawn("watchdog", [&](core::Actor& self) {
-      // Custom scripts end when every task has finished; a run that blocks
-      // for ever stops at warmup_ms + duration_ms and says so.
+      // Scripts end when every task has finished; a run that blocks for
+      // ever stops at warmup_ms + duration_ms and says so.
       while (!completed && self.now() < cap) {
-        if (w.type == "custom" && ctx.finished >= threads) {
+        if (with_tasks && ctx.finished >= threads) {
           stats.end(self.now());
           completed = true;
           break;
         }
-        self.sleep_until(std::min(cap, self.now() + (custom ? 10 * kTicksPerUs : kTicksPerMs)));
+        self.sleep_until(std::min(cap, self.now() + (with_tasks ? 10 * kTicksPerUs : kTicksPerMs)));
       }
       if (!completed) stats.end(self.now());
       stats.set_completed(completed);
@@ -146,7 +144,7 @@ Json run_point(const Scenario& scenario, const config::MachineParams& machine,
     // length; precision 0: at warmup_ms and at the ceiling).
     const Tick warmup_end = ns_to_ticks(scenario.warmup_ms * 1e6);
     run_length.emplace(warmup_end, cap, scenario.precision, slowest_period(machine, ntasks));
-    const bool by_rounds = !workloads::own_figure(w).empty();
+    const bool by_rounds = !w.own_figure().name.empty();
     auto counted = [&] {
       std::uint64_t n = 0;
       if (by_rounds)
@@ -169,24 +167,15 @@ Json run_point(const Scenario& scenario, const config::MachineParams& machine,
   sim.run();
   if (trace != nullptr) trace->finish();
   Json point = stats.to_json();
+  const workloads::OwnFigure figure = w.own_figure();
   if (run_length)
-    point["run_length"] =
-        run_length->to_json(workloads::own_figure(w).empty() ? "semops" : "rounds");
-  else  // sem-lockunlock and finite custom scripts run to completion: no window to size
+    point["run_length"] = run_length->to_json(figure.name.empty() ? "semops" : "rounds");
+  else  // runs to completion: no window to size
     point["run_length"] = {{"applicable", false}, {"precision", scenario.precision}};
-  const auto figure = workloads::own_figure(w);
-  if (!figure.empty()) {
-    const double window = point["window_s"].get<double>();
-    const double rounds = point["rounds_total"].get<double>();
-    if (figure == "per_loop_us")
-      point[figure] = rounds > 0 ? window * 1e6 / rounds : 0.0;
-    else if (figure == "latency_us")
-      point[figure] = rounds > 0 ? window * 1e6 / rounds : 0.0;  // one-way: each call is one pass
-    else if (figure == "shared_memory_ops_per_s")
-      point[figure] = window > 0 ? rounds / window : 0.0;  // rounds count aim9 "operations"
-    else
-      point[figure] = window > 0 ? rounds / window : 0.0;
-  }
+  if (!figure.name.empty())
+    point[figure.name] = workloads::figure_value(figure, point["window_s"].get<double>(),
+                                                 point["rounds_total"].get<double>(),
+                                                 point["ops_total"].get<double>());
   return point;
 }
 

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "config/kernel_config.hpp"
 #include "config/machine_config.hpp"
 #include "driver/run_point.hpp"
 
@@ -11,7 +10,7 @@ namespace semsim::driver {
 
 Json simulate(const Scenario& scenario) {
   const auto machine = config::load_machine(scenario.machine);
-  const auto policy = config::parse_kernel(scenario.kernel);
+  const auto& policy = scenario.kernel;
   Json points = Json::array();
   for (int threads : scenario.threads) {
     std::vector<Json> runs;

@@ -2,12 +2,12 @@
 
 #include <fmt/format.h>
 
-#include "config/kernel_config.hpp"
 #include "config/machine_config.hpp"
 #include "core/errors.hpp"
 #include "driver/run_point.hpp"
 #include "machine/topology.hpp"
-#include "workloads/workload.hpp"
+#include "workloads/registry.hpp"
+#include "workloads/sim_tasks.hpp"
 
 namespace semsim::driver {
 
@@ -21,7 +21,7 @@ Json trace_point(const Scenario& scenario, double from_ms, double to_ms, std::ui
     throw InputError(fmt::format("trace: window {}..{} ms: expected 0 <= A < B", from_ms, to_ms));
   if (limit < 1) throw InputError("trace: limit: expected at least 1 event");
   const auto machine = config::load_machine(scenario.machine);
-  const auto policy = config::parse_kernel(scenario.kernel);
+  const auto& policy = scenario.kernel;
   const int threads = scenario.threads.front();
   report::TraceRecorder recorder(ns_to_ticks(from_ms * 1e6), ns_to_ticks(to_ms * 1e6), limit);
   // A trace is of the window it names: the point runs its full duration (no
@@ -36,7 +36,9 @@ Json trace_point(const Scenario& scenario, double from_ms, double to_ms, std::ui
   const machine::Topology topo(machine);
   Json out;
   out["point"] = point;
-  out["trace"] = recorder.to_json(topo.cpus(), workloads::total_tasks(scenario.workload, threads));
+  out["trace"] = recorder.to_json(
+      topo.cpus(),
+      workloads::sim_task_count(*workloads::make_workload(scenario.workload), threads));
   out["overflowed"] = recorder.overflowed();
   return out;
 }

@@ -404,7 +404,7 @@ double simulated_call_ns(Json m, const std::string& generation, const Json& work
                                           {"threads", 1},
                                           {"duration_ms", 2},
                                           {"warmup_ms", 0.2}});
-  const Json point = driver::run_point(sc, machine, config::parse_kernel(sc.kernel), 1, 1);
+  const Json point = driver::run_point(sc, machine, sc.kernel, 1, 1);
   double kernel_ns = 0;
   for (const Json& f : point.at("profile"))
     if (f.at("function") != machine::func_name(machine::Func::User))

@@ -13,6 +13,7 @@
 #include <exception>
 #include <mutex>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "core/errors.hpp"
@@ -21,134 +22,35 @@
 #include "native/run_support.hpp"
 #include "native/sysv_array.hpp"
 #include "native/workload_runs.hpp"
-#include "workloads/workload_defs.hpp"
+#include "workloads/registry.hpp"
 
 namespace semsim::native {
 
 namespace {
 
 using detail::RunResult;
-
-const std::vector<std::string>& native_workloads() {
-  static const std::vector<std::string> names = {"semop-multi", "sem-scalebench", "sem-lockunlock",
-                                                 "aim9-shm",    "lat-sem",        "sembench",
-                                                 "custom"};
-  return names;
-}
-
-std::string joined(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& i : items) out += (out.empty() ? "\"" : ", \"") + i + "\"";
-  return out;
-}
-
-// The field a workload's array size comes from, for messages.
-std::string size_field(const WorkloadSpec& w) {
-  if (w.type == "sem-scalebench") return "workload.distance";
-  if (w.type == "sembench" || w.type == "lat-sem" || w.type == "aim9-shm") return "threads";
-  return "workload.semaphores";
-}
-
-// Checks that do not depend on the host: a Scenario built in C++ without
-// parse_scenario() gets the same clear errors.
-void validate_scenario(const Scenario& s) {
-  const WorkloadSpec& w = s.workload;
-  const auto& known = native_workloads();
-  if (std::find(known.begin(), known.end(), w.type) == known.end()) {
-    throw InputError("workload.type: the native runner supports " + joined(known) + ", got \"" +
-                     w.type + "\"");
-  }
-  if (s.threads.empty()) throw InputError("threads: give at least one thread count");
-  for (int t : s.threads) {
-    if (t < 1) throw InputError("threads: every value must be >= 1, got " + std::to_string(t));
-  }
-  if (w.semaphores < 1) {
-    throw InputError("workload.semaphores: must be >= 1, got " + std::to_string(w.semaphores));
-  }
-  if (w.type == "semop-multi" && w.pattern != "stride" && w.pattern != "own" &&
-      w.pattern != "random") {
-    throw InputError("workload.pattern: one of \"stride\", \"own\", \"random\", got \"" +
-                     w.pattern + "\"");
-  }
-  for (int t : s.threads) {
-    // semop-multi: all threads may hold +1 on one semaphore at once; sem-lockunlock sets
-    // its completion counter to the task count. Values stop at SEMVMX.
-    if ((w.type == "semop-multi" || w.type == "sem-lockunlock") && t > ipc::kSemvmx) {
-      throw InputError("threads: at most " + std::to_string(ipc::kSemvmx) +
-                       " (SEMVMX, the largest semaphore value) for " + w.type + ", got " +
-                       std::to_string(t));
-    }
-    if (w.type == "sem-scalebench" && w.scalebench.mode == 2 && t % 2 != 0) {
-      throw InputError(
-          "threads: sem-scalebench mode 2 (ping-pong) runs in pairs: every value must "
-          "be even, got " +
-          std::to_string(t));
-    }
-    if (w.type == "lat-sem" && t != workloads::kLatSemTasks) {
-      throw InputError("threads: lat-sem is a ping-pong between exactly 2 processes, got " +
-                       std::to_string(t));
-    }
-  }
-  if (w.type == "sem-scalebench") {
-    const auto& p = w.scalebench;
-    if (p.mode != 1 && p.mode != 2 && p.mode != 4)
-      throw InputError("workload.mode: 1, 2 or 4, got " + std::to_string(p.mode));
-    if (p.threads_per_core < 1 || p.interleave < 1 || p.distance < 1 || p.delay < 0 ||
-        p.complex_every < 0 || p.max_cpus < 0)
-      throw InputError(
-          "workload: sem-scalebench needs threads_per_core, interleave, distance >= 1 "
-          "and delay, complex_every, max_cpus >= 0");
-  }
-  if (w.type == "sem-lockunlock" && (w.lockunlock.semaphores < 1 || w.lockunlock.loops < 1))
-    throw InputError("workload.loops: sem-lockunlock needs semaphores >= 1 and loops >= 1");
-  if (w.type == "sembench" && (w.sembench.wake_num < 1 || w.sembench.wake_batch < 1 ||
-                               w.sembench.wake_batch > workloads::kSembenchMaxBatch))
-    throw InputError("workload.wake_batch: sembench needs wake_num >= 1 and 1 <= wake_batch <= 64");
-  if (w.type == "custom") {
-    if (w.custom.tasks.empty()) throw InputError("workload.tasks: give at least one task script");
-    for (std::size_t i = 0; i < w.custom.tasks.size(); ++i) {
-      for (const auto& op : w.custom.tasks[i].ops) {
-        for (const auto& sop : op.sops) {
-          if (sop.sem_num < 0 || sop.sem_num >= w.custom.semaphores)
-            throw InputError("workload.tasks[" + std::to_string(i) + "]: semaphore " +
-                             std::to_string(sop.sem_num) + " is outside the array of " +
-                             std::to_string(w.custom.semaphores));
-        }
-      }
-    }
-  }
-  if (!std::isfinite(s.duration_ms) || s.duration_ms <= 0) {
-    throw InputError("duration_ms: must be > 0");
-  }
-  if (!std::isfinite(s.warmup_ms) || s.warmup_ms < 0) throw InputError("warmup_ms: must be >= 0");
-  if (s.repeats < 1) {
-    throw InputError("repeats: must be >= 1, got " + std::to_string(s.repeats));
-  }
-}
+using workloads::Workload;
 
 // What this host can serve: SEMMSL/SEMMNS/SEMOPM/SEMMNI and the CPUs the runner may use.
-void validate_host(const Scenario& s, const std::vector<int>& cpus) {
-  const WorkloadSpec& w = s.workload;
+void validate_host(const Scenario& s, const Workload& w, const std::vector<int>& cpus) {
+  const std::string& type = s.workload.type;
   const SemLimits lim = sem_limits();
   const int ncpus = static_cast<int>(cpus.size());
   const std::string sem_file = " (/proc/sys/kernel/sem: SEMMSL SEMMNS SEMOPM SEMMNI)";
 
-  const int sops = workloads::max_sops_per_call(w);
+  const int sops = w.max_sops_per_call();
   if (sops > lim.semopm) {
-    const std::string field = w.type == "sembench" ? "workload.wake_batch" : "workload";
-    throw InputError(field + ": " + w.type + " makes semop() calls of " + std::to_string(sops) +
-                     " operations, more than this host's SEMOPM of " + std::to_string(lim.semopm) +
-                     sem_file +
+    throw InputError(w.sops_field() + ": " + type + " makes semop() calls of " +
+                     std::to_string(sops) + " operations, more than this host's SEMOPM of " +
+                     std::to_string(lim.semopm) + sem_file +
                      "; raise it, e.g. sysctl -w kernel.sem=\"32000 1024000000 500 32000\"");
   }
-  if (w.type == "sem-scalebench" && w.pin == Pinning::Pinned && w.scalebench.max_cpus > ncpus) {
-    throw InputError("workload.max_cpus: " + std::to_string(w.scalebench.max_cpus) +
-                     " CPUs, but this host lets the runner use " + std::to_string(ncpus));
-  }
+  if (const std::string cpu_limit = w.check_cpus(ncpus); !cpu_limit.empty())
+    throw InputError(cpu_limit);
   for (int n : s.threads) {
-    const std::vector<int> sizes = workloads::array_sizes(w, n);
+    const std::vector<int> sizes = w.array_sizes(n);
     if (sizes.size() > static_cast<std::size_t>(kMaxArraysPerProcess)) {
-      throw InputError("threads: " + w.type + " with " + std::to_string(n) + " tasks needs " +
+      throw InputError("threads: " + type + " with " + std::to_string(n) + " tasks needs " +
                        std::to_string(sizes.size()) + " arrays; the native runner holds at most " +
                        std::to_string(kMaxArraysPerProcess) + " per process (sembench: at most " +
                        std::to_string(kMaxArraysPerProcess * workloads::kSembenchSemsPerArray) +
@@ -158,48 +60,29 @@ void validate_host(const Scenario& s, const std::vector<int>& cpus) {
     for (int size : sizes) {
       total += size;
       if (size > lim.semmsl) {
-        throw InputError(size_field(w) + ": an array of " + std::to_string(size) + " semaphores (" +
-                         std::to_string(n) + " threads) exceeds this host's SEMMSL of " +
-                         std::to_string(lim.semmsl) + sem_file);
+        throw InputError(w.size_field() + ": an array of " + std::to_string(size) +
+                         " semaphores (" + std::to_string(n) +
+                         " threads) exceeds this host's SEMMSL of " + std::to_string(lim.semmsl) +
+                         sem_file);
       }
     }
     const long arrays =
-        static_cast<long>(sizes.size()) + static_cast<long>(workloads::arrays_per_task(w)) * n;
-    total += static_cast<long>(workloads::arrays_per_task(w)) * n;
+        static_cast<long>(sizes.size()) + static_cast<long>(w.arrays_per_task()) * n;
+    total += static_cast<long>(w.arrays_per_task()) * n;
     if (arrays > lim.semmni) {
-      throw InputError("threads: " + std::to_string(n) + " tasks of " + w.type + " need " +
+      throw InputError("threads: " + std::to_string(n) + " tasks of " + type + " need " +
                        std::to_string(arrays) +
                        " arrays at once, more than this host's SEMMNI of " +
                        std::to_string(lim.semmni) + sem_file);
     }
     if (total > lim.semmns) {
-      throw InputError("threads: " + std::to_string(n) + " tasks of " + w.type + " need " +
+      throw InputError("threads: " + std::to_string(n) + " tasks of " + type + " need " +
                        std::to_string(total) +
                        " semaphores at once, more than this host's SEMMNS of " +
                        std::to_string(lim.semmns) + sem_file);
     }
-    const int ntasks = n + workloads::extra_tasks(w);
-    for (int t = 0; t < ntasks; ++t) {
-      const int index = workloads::task_cpu(w, t, n, ncpus);
-      if (index < ncpus) continue;
-      if (w.type == "sem-scalebench") {
-        const auto& p = w.scalebench;
-        const int max_cpus = p.max_cpus > 0 ? p.max_cpus : ncpus;
-        const int fit =
-            workloads::scalebench_first_unplaceable(n, p.interleave, p.threads_per_core, max_cpus);
-        throw InputError(
-            "workload.pin: sem-scalebench places thread " + std::to_string(t) + " of " +
-            std::to_string(n) + " on CPU " + std::to_string(index) +
-            " (get_cpunr with interleave " + std::to_string(p.interleave) + ", threads_per_core " +
-            std::to_string(p.threads_per_core) + ", " + std::to_string(max_cpus) +
-            " CPUs), beyond the " + std::to_string(ncpus) +
-            " CPUs this host lets the runner use: at most " + std::to_string(fit) +
-            " threads can be pinned; raise threads_per_core, or set workload.pin to \"unpinned\"");
-      }
-      throw InputError("workload.tasks: task " + std::to_string(t) + " is pinned to CPU " +
-                       std::to_string(index) + ", but this host lets the runner use " +
-                       std::to_string(ncpus) + " CPUs (0.." + std::to_string(ncpus - 1) + ")");
-    }
+    if (const std::string placement = w.unplaceable(n, ncpus); !placement.empty())
+      throw InputError(placement);
   }
 }
 
@@ -239,25 +122,16 @@ Json latency_json(std::vector<std::pair<std::uint64_t, std::uint64_t>> samples) 
 }
 
 // The benchmark's own figure of one run.
-double own_figure_of(const WorkloadSpec& w, const RunResult& r) {
-  const double window = r.window_s;
-  if (window <= 0) return 0;
-  if (w.type == "sem-lockunlock") {
-    const double loops = static_cast<double>(r.loops_per_task) * r.tasks;
-    return loops > 0 ? window * 1e6 / loops : 0;
-  }
-  if (w.type == "lat-sem") {
-    return r.ops_total > 0 ? window * 1e6 / static_cast<double>(r.ops_total) : 0;
-  }
-  return static_cast<double>(r.rounds_total) / window;  // rounds, burns, AIM ops per second
+double own_figure_of(const workloads::OwnFigure& f, const RunResult& r) {
+  return workloads::figure_value(f, r.window_s, static_cast<double>(r.rounds_total),
+                                 static_cast<double>(r.ops_total));
 }
 
 // One point: the median run by ops/s (the lower one of the middle two for an even
 // count, like Python's statistics.median_low), so every figure of a point comes from
 // one real run and ops_total equals ops_per_s * window_s; the spread over the runs.
 Json point_json(int threads, const std::vector<RunResult>& runs, const HostInfo& host,
-                const Scenario& s) {
-  const WorkloadSpec& w = s.workload;
+                const Scenario& s, const Workload& w) {
   std::vector<std::size_t> order(runs.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
@@ -279,27 +153,27 @@ Json point_json(int threads, const std::vector<RunResult>& runs, const HostInfo&
   p["threads"] = threads;
   p["kernel"] = host.generation;
   p["machine"] = "host";
-  p["workload"] = w.type;
-  if (w.type == "semop-multi" || w.type == "sem-lockunlock" || w.type == "custom")
-    p["semaphores"] = w.semaphores;
-  if (w.type == "semop-multi") p["pattern"] = w.pattern;
-  p["arrays"] = workloads::array_sizes(w, threads);
-  p["pin"] = w.pin == Pinning::Pinned ? "pinned" : "unpinned";
-  p["runs_to_completion"] = workloads::runs_to_completion(w, threads);
+  p["workload"] = s.workload.type;
+  for (const auto& label : w.point_labels(threads))
+    std::visit([&](const auto& value) { p[label.key] = value; }, label.value);
+  p["arrays"] = w.array_sizes(threads);
+  p["pin"] = s.workload.pin == Pinning::Pinned ? "pinned" : "unpinned";
+  p["runs_to_completion"] = w.runs_to_completion(threads);
   p["repeats"] = runs.size();
   p["ops_per_s"] = med.ops_per_s;
   p["ops_per_s_runs"] = rates;
   p["ops_per_s_min"] = lo->ops_per_s;
   p["ops_per_s_max"] = hi->ops_per_s;
-  const std::string figure = workloads::own_figure(w);
+  const workloads::OwnFigure own = w.own_figure();
+  const std::string& figure = own.name;
   if (!figure.empty()) {
-    double fmin = own_figure_of(w, runs.front());
+    double fmin = own_figure_of(own, runs.front());
     double fmax = fmin;
     for (const RunResult& r : runs) {
-      fmin = std::min(fmin, own_figure_of(w, r));
-      fmax = std::max(fmax, own_figure_of(w, r));
+      fmin = std::min(fmin, own_figure_of(own, r));
+      fmax = std::max(fmax, own_figure_of(own, r));
     }
-    p[figure] = own_figure_of(w, med);
+    p[figure] = own_figure_of(own, med);
     p[figure + "_min"] = fmin;
     p[figure + "_max"] = fmax;
   }
@@ -343,8 +217,7 @@ Json point_json(int threads, const std::vector<RunResult>& runs, const HostInfo&
     // the runner's own start of the tasks (the SETALL wake-ups) falls inside the
     // window, CPU time that is ours but no task's, which would be blamed on other
     // processes. (Task processes no longer exit inside it: task_exits_in_window.)
-    if (med.host_busy_ns >= 0 && capacity >= min_capacity &&
-        !workloads::runs_to_completion(w, threads)) {
+    if (med.host_busy_ns >= 0 && capacity >= min_capacity && !w.runs_to_completion(threads)) {
       const double foreign = static_cast<double>(med.host_busy_ns - med.own_cpu_ns);
       p["foreign_cpu_share"] = std::clamp(foreign / capacity, 0.0, 1.0);
     } else {
@@ -357,16 +230,15 @@ Json point_json(int threads, const std::vector<RunResult>& runs, const HostInfo&
                    {"involuntary_cs", med.involuntary},
                    {"cpu", med.cpu}};
   p["latency_ns"] = latency_json(med.samples);
-  if (w.type == "sembench") {
+  if (w.extra_tasks() > 0) {  // sembench's waker
     p["waker"] = {{"calls", med.waker_calls},
                   {"calls_per_s",
                    med.window_s > 0 ? static_cast<double>(med.waker_calls) / med.window_s : 0.0}};
   }
-  if (w.type == "sem-lockunlock") p["loops_per_task"] = med.loops_per_task;
   // Task processes wait for the end of the run before exiting (an exit tears down a
   // copy of the runner's address space): 0 unless one died.
   if (med.task_exits_in_window >= 0) p["task_exits_in_window"] = med.task_exits_in_window;
-  if (w.type == "custom") {
+  if (w.reports_script_outcome()) {
     p["eagain"] = med.eagain;
     p["completed"] = med.completed;
   }
@@ -416,15 +288,15 @@ HostInfo host_info() {
 
 int cleanup_leftovers() { return cleanup_recorded(); }
 
-void check_scenario(const Scenario& scenario) { validate_scenario(scenario); }
-
-void check_host(const Scenario& scenario) { validate_host(scenario, detail::allowed_cpus()); }
+void check_host(const Scenario& scenario) {
+  validate_host(scenario, *workloads::make_workload(scenario.workload), detail::allowed_cpus());
+}
 
 Json measure(const Scenario& scenario) {
   std::lock_guard<std::mutex> lock(detail::runner_mutex());
-  validate_scenario(scenario);
+  const auto workload = workloads::make_workload(scenario.workload);
   const std::vector<int> cpus = detail::allowed_cpus();
-  validate_host(scenario, cpus);
+  validate_host(scenario, *workload, cpus);
   open_ownership_record();  // before any array or task process
   cleanup_leftovers();
   const HostInfo host = host_info();
@@ -445,9 +317,9 @@ Json measure(const Scenario& scenario) {
       for (int threads : scenario.threads) {
         std::vector<RunResult> runs;
         for (int r = 0; r < scenario.repeats; ++r) {
-          runs.push_back(detail::run_workload_once(scenario, threads, cpus));
+          runs.push_back(detail::run_workload_once(scenario, *workload, threads, cpus));
         }
-        points.push_back(point_json(threads, runs, host, scenario));
+        points.push_back(point_json(threads, runs, host, scenario, *workload));
       }
     } catch (const detail::Interrupted&) {
       // handled below, once the previous handlers are back

@@ -1,9 +1,9 @@
 // The native runner: a scenario's workload on real SysV semaphores on this host,
 // measured the way design.md section 5 asks, so that a prediction and a
-// measurement are of the same workload. Every workload is defined once in
-// sim/workloads/<workload>_def.hpp (a program per task) and executed here by
-// task_loop.hpp; threads or forked processes as the benchmark does
-// (workloads::uses_processes), pinned as it does or as workload.pin says.
+// measurement are of the same workload. Every workload is defined once, as a
+// Workload (sim/workloads/registry.hpp) whose task programs task_loop.hpp
+// executes here; threads or forked processes as the benchmark does
+// (Workload::uses_processes), pinned as it does or as workload.pin says.
 //
 // Measurement protocol (one run, workload_runs.cpp):
 //   1. Create the arrays (runner keys, see sysv_array.hpp), the shared-memory block
@@ -83,16 +83,15 @@ HostInfo host_info();
 // ops_per_s and its spread, the benchmark's own figure (rounds_per_s, per_loop_us,
 // shared_memory_ops_per_s, latency_us, worker_burns_per_s), window, per-task counts,
 // context switches, CPUs, latency_ns percentiles).
-// Supported workloads: every type of known_workloads(). Bad input (unknown workload,
-// threads < 1, an array above SEMMSL, sops above SEMOPM, more arrays than SEMMNI, a
-// pinned placement beyond this host's CPUs, ...) is an InputError naming the field and
-// the limit. Calls from several threads of one process are serialised.
+// Supported workloads: every type of known_workloads(). The scenario is the one
+// parse_scenario() validated; what measure() checks itself are this host's limits (an
+// array above SEMMSL, sops above SEMOPM, more arrays than SEMMNI, a pinned placement
+// beyond this host's CPUs, ...) and an unknown workload type, each an InputError naming
+// the field and the limit. Calls from several threads of one process are serialised.
 Json measure(const Scenario& scenario);
 
-// The checks measure() makes before it runs, without running: those that do not depend
-// on the host (check_scenario) and this host's limits (check_host: SEMMSL, SEMMNS,
-// SEMOPM, SEMMNI, CPUs). Both throw InputError naming the field.
-void check_scenario(const Scenario& scenario);
+// This host's limits, as measure() checks them before it runs (SEMMSL, SEMMNS, SEMOPM,
+// SEMMNI, CPUs), without running. Throws InputError naming the field.
 void check_host(const Scenario& scenario);
 
 // Removes SysV arrays left behind by semsim native runners (and their task processes)

@@ -8,6 +8,8 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <memory>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -17,7 +19,7 @@
 #include "native/native_runner.hpp"
 #include "native/run_support.hpp"
 #include "native/task_loop.hpp"
-#include "workloads/workload_defs.hpp"
+#include "workloads/workload.hpp"
 
 namespace semsim::native::detail {
 
@@ -27,60 +29,29 @@ using namespace semsim::workloads;
 
 // sembench's ready flags as the waker sees them: worklist_rm() tests (after a full
 // fence) and clears.
-struct SharedReady {
-  ReadyEntry* base = nullptr;
-  bool take(int worker) const {
+class SharedReady final : public ReadyFlags {
+ public:
+  explicit SharedReady(ReadyEntry* base) : base_(base) {}
+  bool take(int worker) override {
     std::atomic_thread_fence(std::memory_order_seq_cst);
-    auto& flag = base[worker].ready;
+    auto& flag = base_[worker].ready;
     if (flag.load(std::memory_order_relaxed) == 0) return false;
     flag.store(0, std::memory_order_relaxed);
     return true;
   }
+
+ private:
+  ReadyEntry* base_;
 };
 
-// The program of task `t` of a thread-based workload, run to its end.
-void run_thread_task(const Scenario& sc, int threads, int t, TaskEnv& env, RunShared& shared) {
-  const WorkloadSpec& w = sc.workload;
-  if (w.type == "sem-scalebench") {
-    ScalebenchProgram program(w.scalebench, t);
-    run_task(program, env);
-  } else if (w.type == "sembench") {
-    if (t < threads) {
-      SembenchWorkerProgram program(t);
-      run_task(program, env);
-    } else {
-      SembenchWakerProgram<SharedReady> program(w.sembench, threads, SharedReady{shared.ready(0)});
-      run_task(program, env);
-    }
-  } else {  // semop-multi
-    SemopMultiProgram program(parse_semop_multi_pattern(w.pattern), t, w.semaphores, sc.seed);
-    run_task(program, env);
-  }
-}
-
-// The program of task `t` of a process-based workload.
-void run_process_task(const Scenario& sc, int threads, int t, TaskEnv& env) {
-  const WorkloadSpec& w = sc.workload;
-  if (w.type == "sem-lockunlock") {
-    LockunlockProgram program(w.lockunlock, t, threads);
-    run_task(program, env);
-  } else if (w.type == "lat-sem") {
-    LatSemProgram program(t);
-    run_task(program, env);
-  } else if (w.type == "aim9-shm") {
-    Aim9Program program(w.aim9);
-    run_task(program, env);
-  } else {  // custom
-    CustomProgram program(custom_script_of(w.custom, t));
-    run_task(program, env);
-  }
-}
+// Every task's program, made before any task starts (a forked task process runs
+// its copy without allocating).
+using Programs = std::vector<std::unique_ptr<Program>>;
 
 // What a forked task process runs: its tasks, the first on its main thread, the others
 // (custom scripts sharing a process id) on threads of its own.
 struct ChildJob {
-  const Scenario* scenario = nullptr;
-  int threads = 0;
+  Programs* programs = nullptr;
   std::vector<int> tasks;
   std::vector<TaskEnv>* envs = nullptr;
 };
@@ -92,8 +63,8 @@ struct ThreadArg {
 
 extern "C" void* child_thread_main(void* p) {
   auto* arg = static_cast<ThreadArg*>(p);
-  run_process_task(*arg->job->scenario, arg->job->threads, arg->task,
-                   (*arg->job->envs)[static_cast<std::size_t>(arg->task)]);
+  const auto k = static_cast<std::size_t>(arg->task);
+  run_task(*(*arg->job->programs)[k], (*arg->job->envs)[k]);
   return nullptr;
 }
 
@@ -117,8 +88,8 @@ int child_main(void* p) {
     }
     ids.push_back(id);
   }
-  run_process_task(*job->scenario, job->threads, job->tasks[0],
-                   (*job->envs)[static_cast<std::size_t>(job->tasks[0])]);
+  const auto first = static_cast<std::size_t>(job->tasks[0]);
+  run_task(*(*job->programs)[first], (*job->envs)[first]);
   for (pthread_t id : ids) pthread_join(id, nullptr);
   // Done: wait, asleep, for the end of the run before exiting. This process is a copy
   // of the runner's (a Python process of a few hundred MB); tearing that down takes
@@ -202,19 +173,23 @@ std::string failure_text(const RunControl& ctl) {
 
 }  // namespace
 
-RunResult run_workload_once(const Scenario& sc, int threads, const std::vector<int>& cpus) {
+RunResult run_workload_once(const Scenario& sc, const Workload& w, int threads,
+                            const std::vector<int>& cpus) {
   if (g_signal.load() != 0) throw Interrupted{};
-  const WorkloadSpec& w = sc.workload;
-  const int ntasks = threads + extra_tasks(w);
-  const bool processes = uses_processes(w);
-  const bool completion = runs_to_completion(w, threads);
+  const int ntasks = threads + w.extra_tasks();
+  const bool processes = w.uses_processes();
+  const bool completion = w.runs_to_completion(threads);
+  const std::optional<ParentRun> parent = w.parent(threads);
   const int ncpus = static_cast<int>(cpus.size());
 
   // Declaration order is destruction order in reverse: the Stopper (last) stops and
   // joins/reaps the tasks before the arrays and the shared memory they use go away.
   RunShared shared(ntasks);
   RunControl& ctl = shared.control();
-  ActiveArrays arrays(array_sizes(w, threads), initial_values(w));
+  ActiveArrays arrays(w.array_sizes(threads), w.initial_values());
+  SharedReady ready(shared.ready(0));
+  Programs programs;
+  for (int t = 0; t < ntasks; ++t) programs.push_back(w.program(t, threads, sc.seed, &ready));
   std::vector<TaskEnv> envs(static_cast<std::size_t>(ntasks));
   for (int t = 0; t < ntasks; ++t) {
     TaskEnv& e = envs[static_cast<std::size_t>(t)];
@@ -223,7 +198,7 @@ RunResult run_workload_once(const Scenario& sc, int threads, const std::vector<i
     e.samples = shared.samples(t);
     e.ready = shared.ready(t);
     e.task = t;
-    const int index = task_cpu(w, t, threads, ncpus);
+    const int index = w.task_cpu(t, threads, ncpus);
     e.cpu = index >= 0 ? cpus[static_cast<std::size_t>(index % ncpus)] : -1;
     for (int a = 0; a < arrays.count(); ++a) e.semids[a] = arrays.id(a);
   }
@@ -238,29 +213,23 @@ RunResult run_workload_once(const Scenario& sc, int threads, const std::vector<i
       workers.reserve(static_cast<std::size_t>(ntasks));
       for (int t = 0; t < ntasks; ++t) {
         try {
-          workers.emplace_back([&sc, threads, t, &envs, &shared] {
-            run_thread_task(sc, threads, t, envs[static_cast<std::size_t>(t)], shared);
+          workers.emplace_back([t, &envs, &programs] {
+            const auto k = static_cast<std::size_t>(t);
+            run_task(*programs[k], envs[k]);
           });
         } catch (const std::system_error& e) {
           throw HostError("cannot create task thread " + std::to_string(t + 1) + " of " +
-                                std::to_string(ntasks) + ": " + e.what());
+                          std::to_string(ntasks) + ": " + e.what());
         }
       }
     } else {
-      std::vector<int> group(static_cast<std::size_t>(ntasks));
-      int nprocs = ntasks;
-      if (w.type == "custom") {
-        group = custom_processes(w.custom, ntasks);
-        nprocs = *std::max_element(group.begin(), group.end()) + 1;
-      } else {
-        for (int t = 0; t < ntasks; ++t) group[static_cast<std::size_t>(t)] = t;
-      }
+      const std::vector<int> group = w.task_processes(ntasks);
+      const int nprocs = *std::max_element(group.begin(), group.end()) + 1;
       jobs.resize(static_cast<std::size_t>(nprocs));
       for (int t = 0; t < ntasks; ++t)
         jobs[static_cast<std::size_t>(group[static_cast<std::size_t>(t)])].tasks.push_back(t);
       for (auto& job : jobs) {
-        job.scenario = &sc;
-        job.threads = threads;
+        job.programs = &programs;
         job.envs = &envs;
         children.spawn(child_main, &job);
       }
@@ -269,7 +238,7 @@ RunResult run_workload_once(const Scenario& sc, int threads, const std::vector<i
 
   // A slice of waiting: checks for a signal, for task processes that died, and for
   // task failures. `exit0_ok`: task processes may end (their programs are finite).
-  const bool finite_tasks = completion || w.type == "custom";
+  const bool finite_tasks = completion || w.programs_may_end();
   auto wait_slice = [&](int ms) {
     if (processes) {
       const std::string died = children.poll(ms, finite_tasks);
@@ -334,20 +303,20 @@ RunResult run_workload_once(const Scenario& sc, int threads, const std::vector<i
     futex_wake_all(ctl.go);
   };
   RunResult result;
-  if (w.type == "sem-lockunlock") {
+  if (parent) {
     // Started by SETALL once every task sleeps on its lock; ended by the parent's
     // wait-for-zero on the completion counter.
     ctl.phase.store(kWindow, std::memory_order_release);
     start();
     const int id = arrays.id(0);
-    const int locks = w.lockunlock.semaphores;
+    const int locks = parent->locks;
     for (;;) {
       int sleeping = 0;
       for (int i = 0; i < locks; ++i) sleeping += std::max(0, semctl(id, i, GETNCNT));
       if (sleeping >= threads) break;
       wait_slice(1);
     }
-    const std::vector<int> values = lockunlock_start_values(w.lockunlock, threads);
+    const std::vector<int>& values = parent->start_values;
     std::vector<unsigned short> set(values.begin(), values.end());
     SemctlArg arg{};
     arg.array = set.data();
@@ -355,7 +324,7 @@ RunResult run_workload_once(const Scenario& sc, int threads, const std::vector<i
     if (semctl(id, 0, SETALL, arg) < 0) {
       throw SimulationError(std::string("semctl(SETALL) failed: ") + std::strerror(errno));
     }
-    const ipc::Sembuf wait = lockunlock_parent_wait(w.lockunlock);
+    const ipc::Sembuf wait = parent->end_wait;
     struct sembuf op {};
     op.sem_num = static_cast<unsigned short>(wait.sem_num);
     op.sem_op = 0;
@@ -373,9 +342,8 @@ RunResult run_workload_once(const Scenario& sc, int threads, const std::vector<i
     }
     close_window();
     read_counters(c1, r1);
-    result.loops_per_task = lockunlock_loops_per_task(w.lockunlock, threads);
   } else if (completion) {
-    // custom with finite scripts: from the start to the last task's end, or to
+    // Finite scripts: from the start to the last task's end, or to
     // duration_ms at the latest (a script may block for ever).
     ctl.phase.store(kWindow, std::memory_order_release);
     open_window();

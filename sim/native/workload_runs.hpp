@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "config/scenario.hpp"
+#include "workloads/workload.hpp"
 
 namespace semsim::native::detail {
 
@@ -34,15 +35,15 @@ struct RunResult {
   // sembench's waker: calls and sops posted in the window.
   std::uint64_t waker_calls = 0;
   std::uint64_t waker_rounds = 0;
-  std::int64_t loops_per_task = 0;  // sem-lockunlock
-  bool completed = false;           // every task's program ran to its end
-  int task_exits_in_window = -1;    // task processes that exited before the window closed
-                                    // (-1: the tasks are threads)
+  bool completed = false;         // every task's program ran to its end
+  int task_exits_in_window = -1;  // task processes that exited before the window closed
+                                  // (-1: the tasks are threads)
 };
 
-// Runs scenario.workload once with `threads` tasks; `cpus` are the CPUs the runner may
-// use (pinned task k goes to cpus[index]). Throws Interrupted on a caught signal,
-// SimulationError when a task fails or dies.
-RunResult run_workload_once(const Scenario& scenario, int threads, const std::vector<int>& cpus);
+// Runs `workload` (scenario.workload's) once with `threads` tasks; `cpus` are the CPUs the
+// runner may use (pinned task k goes to cpus[index]). Throws Interrupted on a caught
+// signal, SimulationError when a task fails or dies.
+RunResult run_workload_once(const Scenario& scenario, const workloads::Workload& workload,
+                            int threads, const std::vector<int>& cpus);
 
 }  // namespace semsim::native::detail

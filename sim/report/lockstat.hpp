@@ -8,7 +8,7 @@
 
 #include <vector>
 
-#include "config/scenario.hpp"
+#include "core/json.hpp"
 #include "ipc/sem_array.hpp"
 #include "machine/scheduler.hpp"
 

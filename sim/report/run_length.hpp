@@ -41,7 +41,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "config/scenario.hpp"
+#include "core/json.hpp"
 #include "core/time.hpp"
 
 namespace semsim::report {

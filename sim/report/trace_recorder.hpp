@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "config/scenario.hpp"
+#include "core/json.hpp"
 #include "report/trace_sink.hpp"
 
 namespace semsim::report {

@@ -7,7 +7,7 @@
 #include <deque>
 #include <vector>
 
-#include "config/scenario.hpp"
+#include "core/json.hpp"
 #include "ipc/sem_array.hpp"
 #include "machine/scheduler.hpp"
 #include "machine/task.hpp"

@@ -1,178 +1,44 @@
 #include "workloads/workload.hpp"
 
-#include <algorithm>
-#include <cerrno>
-
-#include "workloads/workload_defs.hpp"
-
 namespace semsim::workloads {
 
-namespace {
-
-using machine::Func;
-using machine::InFunc;
-using machine::Task;
-
-// The simulator's view of sembench's ready flags.
-struct SimReady {
-  std::vector<char>* flags;
-  bool take(int worker) {
-    char& f = (*flags)[static_cast<std::size_t>(worker)];
-    if (!f) return false;
-    f = 0;
-    return true;
+double figure_value(const OwnFigure& f, double window_s, double rounds, double calls) {
+  if (window_s <= 0) return 0.0;
+  switch (f.of) {
+    case OwnFigure::Of::MicrosPerRound:
+      return rounds > 0 ? window_s * 1e6 / rounds : 0.0;
+    case OwnFigure::Of::MicrosPerCall:
+      return calls > 0 ? window_s * 1e6 / calls : 0.0;
+    case OwnFigure::Of::RoundsPerSecond:
+      break;
   }
-};
-
-// User-space work after a call, charged from the machine model.
-void charge_user_work(const SimContext& ctx, Task& t, const Step& s) {
-  const auto& p = ctx.topo.params();
-  InFunc in(t, Func::User);
-  Tick work = p.user_loop_iteration;
-  work += static_cast<Tick>(s.delay_rounds) * p.bubble_sort_round;
-  work += ns_to_ticks(p.busy_loop_iteration_ns * static_cast<double>(s.busy_loops));
-  work += ns_to_ticks(p.memcpy_byte_ns * s.memcpy_bytes);
-  work += s.think_ns * kTicksPerNs;
-  t.charge(work);
+  return rounds / window_s;
 }
 
-// semget()/IPC_RMID of aim9's private array: a syscall and the kernel path;
-// the array is modelled as reused (its lines stay hot in this CPU's cache).
-void charge_array_lifecycle(const SimContext& ctx, Task& t) {
-  const auto& p = ctx.topo.params();
-  InFunc in(t, Func::SyscallEntry);
-  t.charge(p.syscall);
-  InFunc body(t, Func::SysSemtimedop);
-  t.charge(p.semop_kernel_path);
+std::string Workload::check_threads(int /*threads*/) const { return ""; }
+
+std::vector<int> Workload::task_processes(int tasks) const {
+  std::vector<int> out(static_cast<std::size_t>(tasks), 0);
+  if (uses_processes())
+    for (int t = 0; t < tasks; ++t) out[static_cast<std::size_t>(t)] = t;
+  return out;
 }
 
-// The earliest a store on another CPU reaches `cpu`: the nearest CPU's line transfer
-// (0 on a one-CPU machine).
-Tick nearest_transfer(const SimContext& ctx, int cpu) {
-  Tick best = 0;
-  for (int c = 0; c < ctx.topo.cpus(); ++c)
-    if (c != cpu && (best == 0 || ctx.topo.transfer(c, cpu) < best))
-      best = ctx.topo.transfer(c, cpu);
-  return best;
+int Workload::task_cpu(int task, int threads, int cpus) const {
+  if (spec_.pin != Pinning::Pinned || cpus < 1 || task >= threads) return -1;
+  return task % cpus;
 }
 
-template <class Program>
-void execute(SimContext& ctx, Task& t, int index, Program& program) {
-  Step s;
-  // A task whose array is its own (aim9-shm: private per process) uses
-  // array `index`; the others name the shared array in each step.
-  const bool own_array = workloads::arrays_per_task(ctx.scenario.workload) > 0 &&
-                         static_cast<std::size_t>(index) < ctx.arrays.size();
-  while (program.next(s)) {
-    auto& kernel = *ctx.arrays[own_array ? static_cast<std::size_t>(index)
-                                         : static_cast<std::size_t>(s.array)];
-    if (s.announce_ready) {
-      kernel.fence(t);  // worklist_add(): smp_mb() then the flag
-      // Published at this task's date (time order: machine/task.hpp), so the
-      // waker cannot see it before this task's semop has begun.
-      ctx.ready[static_cast<std::size_t>(index)] = 1;
-    }
-    switch (s.kind) {
-      case StepKind::Semop: {
-        const auto before = t.semops;
-        int r = kernel.semop(t, {s.sops, static_cast<std::size_t>(s.nsops)});
-        // A call that fails with EAGAIN still is a completed semop() call.
-        if (r == -EAGAIN && s.counts_op) ++t.semops;
-        if (!s.counts_op) t.semops = before;
-        break;
-      }
-      case StepKind::SetVal:
-        kernel.setval(t, s.sem, s.value);
-        break;
-      case StepKind::CreateArray:
-      case StepKind::RemoveArray:
-        charge_array_lifecycle(ctx, t);
-        break;
-      case StepKind::UserOnly: {
-        // sembench's waker found nobody ready and scans again. A flag set on another CPU
-        // reaches this one a line transfer later at the earliest, so a pass costs at least
-        // that: the waker sees a flag no later than the loop would, and the simulation
-        // takes one step per transfer, not one per pass (under 1 ns on some hosts).
-        InFunc in(t, Func::User);
-        t.charge(std::max<Tick>(
-            0, nearest_transfer(ctx, t.cpu) - ctx.topo.params().user_loop_iteration));
-        break;
-      }
-    }
-    ctx.rounds[static_cast<std::size_t>(index)] += static_cast<std::uint64_t>(s.rounds);
-    charge_user_work(ctx, t, s);
-    ctx.sched.maybe_preempt(t);
+std::string Workload::unplaceable(int threads, int cpus) const {
+  const int ntasks = threads + extra_tasks();
+  for (int t = 0; t < ntasks; ++t) {
+    const int index = task_cpu(t, threads, cpus);
+    if (index < cpus) continue;
+    return "workload.tasks: task " + std::to_string(t) + " is pinned to CPU " +
+           std::to_string(index) + ", but this host lets the runner use " + std::to_string(cpus) +
+           " CPUs (0.." + std::to_string(cpus - 1) + ")";
   }
-}
-
-template <class Program>
-TaskBody program_body(SimContext& ctx, int index, std::function<Program()> make) {
-  return [&ctx, index, make](Task& t) {
-    Program program = make();
-    ctx.sched.start(t);
-    execute(ctx, t, index, program);
-    ++ctx.finished;
-    t.sync();
-    ctx.sched.exit(t);
-  };
-}
-
-// sem-lockunlock's parent: SETALL starts the run (and wakes the children that
-// already sleep on their locks), a wait-for-zero on the counter ends it.
-TaskBody lockunlock_parent(SimContext& ctx) {
-  return [&ctx](Task& t) {
-    const auto& lp = ctx.scenario.workload.lockunlock;
-    ctx.sched.start(t);
-    t.sync();
-    const Tick start = t.cursor;
-    auto values = lockunlock_start_values(lp, ctx.threads);
-    auto& kernel = *ctx.arrays[0];
-    kernel.setall(t, values);
-    const auto wait = lockunlock_parent_wait(lp);
-    kernel.semop(t, {&wait, 1});
-    t.sync();
-    ctx.on_complete(start, t.cursor);
-  };
-}
-
-}  // namespace
-
-int total_tasks(const WorkloadSpec& w, int threads) {
-  return threads + extra_tasks(w) + (w.type == "sem-lockunlock" ? 1 : 0);
-}
-
-TaskBody make_task_body(SimContext& ctx, int index) {
-  const auto& w = ctx.scenario.workload;
-  const int threads = ctx.threads;
-  if (w.type == "sem-scalebench")
-    return program_body<ScalebenchProgram>(
-        ctx, index, [&w, index] { return ScalebenchProgram(w.scalebench, index); });
-  if (w.type == "sembench") {
-    if (index >= threads)
-      return program_body<SembenchWakerProgram<SimReady>>(ctx, index, [&ctx, &w, threads] {
-        return SembenchWakerProgram<SimReady>(w.sembench, threads, SimReady{&ctx.ready});
-      });
-    return program_body<SembenchWorkerProgram>(ctx, index,
-                                               [index] { return SembenchWorkerProgram(index); });
-  }
-  if (w.type == "sem-lockunlock") {
-    if (index >= threads) return lockunlock_parent(ctx);
-    return program_body<LockunlockProgram>(ctx, index, [&w, index, threads] {
-      return LockunlockProgram(w.lockunlock, index, threads);
-    });
-  }
-  if (w.type == "lat-sem")
-    return program_body<LatSemProgram>(ctx, index, [index] { return LatSemProgram(index); });
-  if (w.type == "aim9-shm")
-    return program_body<Aim9Program>(ctx, index, [&w] { return Aim9Program(w.aim9); });
-  if (w.type == "custom")
-    return program_body<CustomProgram>(
-        ctx, index, [&w, index] { return CustomProgram(custom_script_of(w.custom, index)); });
-  const auto pattern = parse_semop_multi_pattern(w.pattern);
-  const auto seed = ctx.seed;
-  return program_body<SemopMultiProgram>(ctx, index, [pattern, index, &w, seed] {
-    return SemopMultiProgram(pattern, index, w.semaphores, seed);
-  });
+  return "";
 }
 
 }  // namespace semsim::workloads

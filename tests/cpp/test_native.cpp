@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "config/scenario.hpp"
 #include "core/errors.hpp"
 #include "native/native_runner.hpp"
 #include "native/sysv_array.hpp"
@@ -243,10 +244,18 @@ TEST(NativeMeasure, RefusesBadInputNamingTheField) {
   EXPECT_NE(message_of(too_many).find("workload.semaphores"), std::string::npos);
   EXPECT_NE(message_of(too_many).find(std::to_string(semmsl())), std::string::npos);
 
-  EXPECT_NE(message_of(semop_multi_scenario({1, 0}, 4, 5.0, 0.0, 1)).find("threads"),
-            std::string::npos);
-  EXPECT_NE(message_of(semop_multi_scenario({}, 4, 5.0, 0.0, 1)).find("threads"),
-            std::string::npos);
+  // Thread counts are the scenario's to validate (parse_scenario), before measure().
+  auto parse_message_of = [&](const char* threads) -> std::string {
+    try {
+      return message_of(parse_scenario(Json::parse(
+          std::string(R"({"machine": "host", "kernel": "hysteresis", "duration_ms": 5, )") +
+          R"("workload": {"type": "semop-multi", "semaphores": 4}, "threads": )" + threads + "}")));
+    } catch (const InputError& e) {
+      return e.what();
+    }
+  };
+  EXPECT_NE(parse_message_of("[1, 0]").find("threads"), std::string::npos);
+  EXPECT_NE(parse_message_of("[]").find("threads"), std::string::npos);
 
   Scenario other = semop_multi_scenario({1}, 4, 5.0, 0.0, 1);
   other.workload.type = "aim9";  // not a workload (aim9-shm is)

@@ -11,7 +11,9 @@
 
 #include "config/scenario.hpp"
 #include "core/errors.hpp"
-#include "workloads/workload_defs.hpp"
+#include "workloads/lat_sem_def.hpp"
+#include "workloads/registry.hpp"
+#include "workloads/semop_multi_def.hpp"
 
 namespace semsim {
 namespace {
@@ -330,9 +332,9 @@ TEST(ScenarioDefs, SembenchWakerBatchesReadyWorkersPerArray) {
   // array 1; round 2 takes 299; then nobody is ready.
   EXPECT_EQ(steps_of(waker, 5), (std::vector<std::string>{"3:1:2048,5:1:2048", "7:1:2048",
                                                           "1:1:2048", "49:1:2048", "user"}));
-  EXPECT_EQ(
-      workloads::max_sops_per_call(parse(R"({"type": "sembench", "wake_batch": 16})").workload),
-      16);
+  EXPECT_EQ(workloads::make_workload(parse(R"({"type": "sembench", "wake_batch": 16})").workload)
+                ->max_sops_per_call(),
+            16);
 }
 
 TEST(ScenarioDefs, CustomProgramsRepeatAndGroupIntoProcesses) {
@@ -357,26 +359,26 @@ TEST(ScenarioDefs, CustomProgramsRepeatAndGroupIntoProcesses) {
 }
 
 TEST(ScenarioDefs, WorkloadQuestionsAnsweredPerType) {
-  using workloads::array_sizes;
-  EXPECT_EQ(array_sizes(parse(R"({"type": "sem-scalebench", "distance": 4})", "[8]").workload, 8),
+  auto of = [](const Scenario& sc) { return workloads::make_workload(sc.workload); };
+  EXPECT_EQ(of(parse(R"({"type": "sem-scalebench", "distance": 4})", "[8]"))->array_sizes(8),
             (std::vector<int>{32}));
-  EXPECT_EQ(array_sizes(parse(R"({"type": "sem-lockunlock", "semaphores": 64})").workload, 256),
+  EXPECT_EQ(of(parse(R"({"type": "sem-lockunlock", "semaphores": 64})"))->array_sizes(256),
             (std::vector<int>{65}));
-  EXPECT_EQ(array_sizes(parse(R"({"type": "sembench"})").workload, 600),
+  EXPECT_EQ(of(parse(R"({"type": "sembench"})"))->array_sizes(600),
             (std::vector<int>{250, 250, 250}));
-  EXPECT_TRUE(array_sizes(parse(R"({"type": "aim9-shm"})").workload, 4).empty());
-  EXPECT_TRUE(workloads::uses_processes(parse(R"({"type": "lat-sem"})").workload));
-  EXPECT_FALSE(workloads::uses_processes(parse(R"({"type": "sem-scalebench"})").workload));
-  EXPECT_TRUE(workloads::runs_to_completion(parse(R"({"type": "sem-lockunlock"})").workload, 2));
+  EXPECT_TRUE(of(parse(R"({"type": "aim9-shm"})"))->array_sizes(4).empty());
+  EXPECT_TRUE(of(parse(R"({"type": "lat-sem"})"))->uses_processes());
+  EXPECT_FALSE(of(parse(R"({"type": "sem-scalebench"})"))->uses_processes());
+  EXPECT_TRUE(of(parse(R"({"type": "sem-lockunlock"})"))->runs_to_completion(2));
   // Pinning: semop-multi round-robin, sembench's waker never, unpinned workloads never.
-  const auto sm = parse(R"({"type": "semop-multi"})").workload;
-  EXPECT_EQ(workloads::task_cpu(sm, 5, 8, 2), 1);
-  const auto sb = parse(R"({"type": "sembench"})").workload;
-  EXPECT_EQ(workloads::task_cpu(sb, 3, 4, 2), 1);
-  EXPECT_EQ(workloads::task_cpu(sb, 4, 4, 2), -1);
-  EXPECT_EQ(workloads::task_cpu(parse(R"({"type": "lat-sem"})").workload, 1, 2, 2), -1);
-  const auto pp = parse(R"({"type": "sem-scalebench", "mode": 2, "threads_per_core": 2})").workload;
-  EXPECT_EQ(workloads::task_cpu(pp, 1, 2, 2), 0);  // both partners on CPU 0
+  const auto sm = of(parse(R"({"type": "semop-multi"})"));
+  EXPECT_EQ(sm->task_cpu(5, 8, 2), 1);
+  const auto sb = of(parse(R"({"type": "sembench"})"));
+  EXPECT_EQ(sb->task_cpu(3, 4, 2), 1);
+  EXPECT_EQ(sb->task_cpu(4, 4, 2), -1);
+  EXPECT_EQ(of(parse(R"({"type": "lat-sem"})"))->task_cpu(1, 2, 2), -1);
+  const auto pp = of(parse(R"({"type": "sem-scalebench", "mode": 2, "threads_per_core": 2})"));
+  EXPECT_EQ(pp->task_cpu(1, 2, 2), 0);  // both partners on CPU 0
 }
 
 TEST(ScenarioDefs, UserWorkHelpersDoTheirWork) {

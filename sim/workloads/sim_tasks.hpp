@@ -1,0 +1,40 @@
+// Simulated workloads: each task runs its Workload's program (the same one the
+// native runner executes), here against the simulated kernel, with the
+// user-space work charged from the machine model.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "ipc/sem_kernel.hpp"
+#include "machine/scheduler.hpp"
+#include "workloads/workload.hpp"
+
+namespace semsim::workloads {
+
+// Everything one run shares: the workload, the machine, the arrays.
+struct SimContext {
+  const Workload& workload;
+  const machine::Topology& topo;
+  machine::Scheduler& sched;
+  std::vector<std::unique_ptr<ipc::SemKernel>>& arrays;
+  std::uint64_t seed;
+  int threads;                        // the counted tasks
+  std::vector<std::uint64_t> rounds;  // each task's own-figure counter
+  std::vector<char> ready;            // sembench's worklist flags
+  int finished = 0;                   // tasks whose program ended
+  // Runs a parent ends call this when the measured run is over.
+  std::function<void(Tick start, Tick end)> on_complete;
+};
+
+using TaskBody = std::function<void(machine::Task&)>;
+
+// The run's tasks: `threads` counted tasks, the workload's extra ones
+// (sembench's waker), then the parent of a run a parent starts and ends
+// (sem-lockunlock).
+int sim_task_count(const Workload& w, int threads);
+TaskBody make_task_body(SimContext& ctx, int index);
+
+}  // namespace semsim::workloads
