@@ -165,4 +165,30 @@ LockStressMeasurement measure_lock_stress(const workloads::LockStressParams& p, 
   return out;
 }
 
+namespace detail {
+
+RunResult run_lock_stress_once(const Scenario& sc, int threads, const std::vector<int>& cpus) {
+  const bool pinned = sc.workload.pin != Pinning::Unpinned;
+  const auto m = measure_lock_stress(sc.workload.lockstress, threads,
+                                     pinned ? cpus : std::vector<int>{}, sc.warmup_ms / 1e3,
+                                     sc.duration_ms / 1e3);
+  if (!m.exclusive) throw SimulationError("lock-stress: the lock let two threads in at once");
+  RunResult r;
+  const auto n = static_cast<std::size_t>(threads);
+  r.window_s = m.window_s;
+  r.ops_per_s = m.ops_per_s;
+  r.ops_total = m.acquisitions;
+  r.tasks = threads;
+  r.per_task_ops = m.per_thread;
+  r.per_task_rounds.assign(n, 0);
+  r.voluntary.assign(n, 0);
+  r.involuntary.assign(n, 0);
+  for (std::size_t i = 0; i < n; ++i)
+    r.cpu.push_back(pinned && !cpus.empty() ? cpus[i % cpus.size()] : -1);
+  r.completed = true;
+  return r;
+}
+
+}  // namespace detail
+
 }  // namespace semsim::native

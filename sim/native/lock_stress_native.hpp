@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "native/workload_runs.hpp"
 #include "workloads/lock_stress_def.hpp"
 
 namespace semsim::native {
@@ -26,5 +27,12 @@ struct LockStressMeasurement {
 LockStressMeasurement measure_lock_stress(const workloads::LockStressParams& p, int threads,
                                           const std::vector<int>& cpus, double warmup_s,
                                           double duration_s);
+
+namespace detail {
+// One run of a lock-stress scenario for the native runner (workload_runs.hpp):
+// thread k on cpus[k mod size] unless the scenario says unpinned; warmup_ms,
+// then duration_ms.
+RunResult run_lock_stress_once(const Scenario& sc, int threads, const std::vector<int>& cpus);
+}  // namespace detail
 
 }  // namespace semsim::native

@@ -1,5 +1,7 @@
 #include "native/workload_runs.hpp"
 
+#include "native/lock_stress_native.hpp"
+
 #include <pthread.h>
 #include <sys/sem.h>
 #include <time.h>
@@ -176,6 +178,7 @@ std::string failure_text(const RunControl& ctl) {
 RunResult run_workload_once(const Scenario& sc, const Workload& w, int threads,
                             const std::vector<int>& cpus) {
   if (g_signal.load() != 0) throw Interrupted{};
+  if (w.spec().type == "lock-stress") return run_lock_stress_once(sc, threads, cpus);
   const int ntasks = threads + w.extra_tasks();
   const bool processes = w.uses_processes();
   const bool completion = w.runs_to_completion(threads);

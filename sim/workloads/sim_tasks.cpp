@@ -1,5 +1,7 @@
 #include "workloads/sim_tasks.hpp"
 
+#include "workloads/lock_stress.hpp"
+
 #include <algorithm>
 #include <cerrno>
 
@@ -141,6 +143,7 @@ int sim_task_count(const Workload& w, int threads) {
 }
 
 TaskBody make_task_body(SimContext& ctx, int index) {
+  if (ctx.workload.spec().type == "lock-stress") return lock_stress_task_body(ctx, index);
   const int workers = ctx.threads + ctx.workload.extra_tasks();
   if (index >= workers) return parent_body(ctx, *ctx.workload.parent(ctx.threads));
   return program_body(ctx, index);
