@@ -111,9 +111,9 @@ class CacheLine {
   Tick last_request_ = 0;
   LineStats stats_;
   LineContention contention_;
-  std::deque<Tick> queued_done_;
-  std::vector<Tick> llc_busy_;   // per die: until when its LLC is serving reads of the line
-  std::vector<Tick> llc_ready_;  // per die: when its LLC got a copy since the last write (-1: none)  // completion dates of requests still queued (queue_factor > 0)
+  std::deque<Tick> queued_done_;  // completion dates of requests still queued (queue_factor > 0)
+  std::vector<Tick> llc_busy_;    // per die: until when its LLC is serving reads of the line
+  std::vector<Tick> llc_ready_;  // per die: when its LLC got a copy since the last write (-1: none)
 };
 
 }  // namespace semsim::machine

@@ -16,10 +16,14 @@ UserLockKind user_lock_kind(const std::string& name, const std::string& field) {
 
 const char* user_lock_name(UserLockKind k) {
   switch (k) {
-    case UserLockKind::Tas: return "tas";
-    case UserLockKind::Ttas: return "ttas";
-    case UserLockKind::Ticket: return "ticket";
-    case UserLockKind::Mcs: return "mcs";
+    case UserLockKind::Tas:
+      return "tas";
+    case UserLockKind::Ttas:
+      return "ttas";
+    case UserLockKind::Ticket:
+      return "ticket";
+    case UserLockKind::Mcs:
+      return "mcs";
   }
   return "?";
 }
@@ -83,10 +87,18 @@ void UserLock::lock(const Topology& topo, Task& task) {
   task.sync();
   InFunc in(task, Func::RawSpinLock);
   switch (kind_) {
-    case UserLockKind::Tas: lock_tas(topo, task); break;
-    case UserLockKind::Ttas: lock_ttas(topo, task); break;
-    case UserLockKind::Ticket: lock_ticket(topo, task); break;
-    case UserLockKind::Mcs: lock_mcs(topo, task); break;
+    case UserLockKind::Tas:
+      lock_tas(topo, task);
+      break;
+    case UserLockKind::Ttas:
+      lock_ttas(topo, task);
+      break;
+    case UserLockKind::Ticket:
+      lock_ticket(topo, task);
+      break;
+    case UserLockKind::Mcs:
+      lock_mcs(topo, task);
+      break;
   }
 }
 

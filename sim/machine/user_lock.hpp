@@ -121,9 +121,9 @@ class UserLock {
   std::uint64_t line_writes_ = 0;  // stores and RMWs to the lock line so far
   Rng rng_;
   bool reread_every_write_ = true;
-  bool held_ = false;                              // TAS/TTAS word
+  bool held_ = false;                                // TAS/TTAS word
   std::uint64_t next_ticket_ = 0, now_serving_ = 0;  // ticket
-  int tail_ = -1;                                  // MCS: the CPU of the last queued node
+  int tail_ = -1;                                    // MCS: the CPU of the last queued node
   std::deque<Node> nodes_;
   UserLockStats stats_;
 };

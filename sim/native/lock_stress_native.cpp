@@ -119,19 +119,33 @@ LockStressMeasurement measure_lock_stress(const workloads::LockStressParams& p, 
       auto& count = counters[i].n;
       while (!shared->stop.load(std::memory_order_relaxed)) {
         switch (kind) {
-          case Tas: lock_tas(shared->word); break;
-          case Ttas: lock_ttas(shared->word); break;
-          case TicketLock: lock_ticket(shared->ticket); break;
-          case Mcs: lock_mcs(shared->tail, nodes[i]); break;
+          case Tas:
+            lock_tas(shared->word);
+            break;
+          case Ttas:
+            lock_ttas(shared->word);
+            break;
+          case TicketLock:
+            lock_ticket(shared->ticket);
+            break;
+          case Mcs:
+            lock_mcs(shared->tail, nodes[i]);
+            break;
         }
         spin_ticks(p.critical_cycles);
         for (int d = 0; d < p.data_lines; ++d) data[static_cast<std::size_t>(d)].v = i;
         ++protected_count;
         switch (kind) {
           case Tas:
-          case Ttas: shared->word.v.store(0, std::memory_order_release); break;
-          case TicketLock: unlock_ticket(shared->ticket); break;
-          case Mcs: unlock_mcs(shared->tail, nodes[i]); break;
+          case Ttas:
+            shared->word.v.store(0, std::memory_order_release);
+            break;
+          case TicketLock:
+            unlock_ticket(shared->ticket);
+            break;
+          case Mcs:
+            unlock_mcs(shared->tail, nodes[i]);
+            break;
         }
         count.store(count.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
         spin_ticks(p.delay_cycles);
@@ -169,9 +183,9 @@ namespace detail {
 
 RunResult run_lock_stress_once(const Scenario& sc, int threads, const std::vector<int>& cpus) {
   const bool pinned = sc.workload.pin != Pinning::Unpinned;
-  const auto m = measure_lock_stress(sc.workload.lockstress, threads,
-                                     pinned ? cpus : std::vector<int>{}, sc.warmup_ms / 1e3,
-                                     sc.duration_ms / 1e3);
+  const auto m =
+      measure_lock_stress(sc.workload.lockstress, threads, pinned ? cpus : std::vector<int>{},
+                          sc.warmup_ms / 1e3, sc.duration_ms / 1e3);
   if (!m.exclusive) throw SimulationError("lock-stress: the lock let two threads in at once");
   RunResult r;
   const auto n = static_cast<std::size_t>(threads);

@@ -1,7 +1,5 @@
 #include "native/workload_runs.hpp"
 
-#include "native/lock_stress_native.hpp"
-
 #include <pthread.h>
 #include <sys/sem.h>
 #include <time.h>
@@ -18,6 +16,7 @@
 
 #include "core/errors.hpp"
 #include "native/host_error.hpp"
+#include "native/lock_stress_native.hpp"
 #include "native/native_runner.hpp"
 #include "native/run_support.hpp"
 #include "native/task_loop.hpp"

@@ -65,9 +65,9 @@ TaskBody lock_stress_task_body(SimContext& ctx, int index) {
     ctx.workload_state = std::make_shared<State>(spec.lockstress, ctx.topo, ctx.seed);
   auto state = std::static_pointer_cast<State>(ctx.workload_state);
   if (state->order.empty() && (spec.pin == Pinning::Compact || spec.pin == Pinning::Spread))
-    state->order = machine::placement_order(
-        ctx.topo,
-        spec.pin == Pinning::Compact ? machine::Placement::Compact : machine::Placement::Spread);
+    state->order = machine::placement_order(ctx.topo, spec.pin == Pinning::Compact
+                                                          ? machine::Placement::Compact
+                                                          : machine::Placement::Spread);
   return [&ctx, state, index](machine::Task& t) {
     auto& s = *state;
     if (!s.order.empty())  // before start(): the scheduler places a pinned task on home_cpu

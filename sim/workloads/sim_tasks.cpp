@@ -1,9 +1,9 @@
 #include "workloads/sim_tasks.hpp"
 
-#include "workloads/lock_stress.hpp"
-
 #include <algorithm>
 #include <cerrno>
+
+#include "workloads/lock_stress.hpp"
 
 namespace semsim::workloads {
 

@@ -37,8 +37,8 @@ TEST(LockCurveBench, PublishedSetup) {
     const char* machine;
     int threads;
   };
-  const Point opteron[] = {{"opteron-48", 6}, {"opteron-48", 12}, {"opteron-48", 24},
-                           {"opteron-48", 48}};
+  const Point opteron[] = {
+      {"opteron-48", 6}, {"opteron-48", 12}, {"opteron-48", 24}, {"opteron-48", 48}};
   const Point westmere[] = {{"westmere-ex-80", 20},   {"westmere-ex-80", 40},
                             {"westmere-ex-80", 60},   {"westmere-ex-80", 80},
                             {"westmere-ex-160", 100}, {"westmere-ex-160", 120},
