@@ -288,6 +288,7 @@ TARGETS = [
     Target("aim9", "3. aim9 shared_memory on i3-ivybridge (seed 003)", t3_scenarios, t3_evaluate),
     Target("swingbench", "4. swingbench-like contention on xeon-24 (seed 001)", t4_scenarios, t4_evaluate),
     Target("seed002", "5. seed 002 predictions (3.11 moved sem_otime)", t5_scenarios, t5_evaluate),
+    Target("locks", "6. mctop lock curves, opteron-48 and westmere-ex (issue 19)", *__import__(__package__ + ".reproduce_locks", fromlist=["hooks"]).hooks()),
 ]
 
 

@@ -184,10 +184,17 @@ WorkloadSpec parse_workload(const Json& w) {
   spec.pin = entry.default_pin;
   for (const auto& f : entry.fields) read_field(w, f, spec);
   if (const auto problem = entry.make(spec)->check()) fail(problem->field, problem->what);
-  if (w.contains("pin"))
-    spec.pin = as_choice(w["pin"], "workload.pin", {"pinned", "unpinned"}) == "pinned"
-                   ? Pinning::Pinned
-                   : Pinning::Unpinned;
+  if (w.contains("pin")) {
+    const auto pin =
+        as_choice(w["pin"], "workload.pin", {"pinned", "unpinned", "compact", "spread"});
+    spec.pin = pin == "pinned"    ? Pinning::Pinned
+               : pin == "compact" ? Pinning::Compact
+               : pin == "spread"  ? Pinning::Spread
+                                  : Pinning::Unpinned;
+    if ((spec.pin == Pinning::Compact || spec.pin == Pinning::Spread) && spec.type != "lock-stress")
+      fail("workload.pin", "compact and spread are lock-stress placements; " + spec.type +
+                               " allows pinned or unpinned");
+  }
   return spec;
 }
 

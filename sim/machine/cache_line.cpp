@@ -33,6 +33,19 @@ Tick CacheLine::access(const Topology& topo, int cpu, Access kind, Tick t) {
     if (kind == Access::Rmw) busy_until_ = std::max(busy_until_, t + op_cost);
     return t + op_cost;
   }
+  // A read the reader's inclusive LLC can serve: it has held a copy since
+  // the last write, from the date it arrived; the home agent is not involved.
+  const auto die = static_cast<std::size_t>(topo.coords(cpu).die);
+  if (contention_.llc_hit > 0) {
+    if (llc_ready_.size() <= die) llc_ready_.resize(die + 1, -1), llc_busy_.resize(die + 1, 0);
+    if (kind == Access::Read && owner_ < 0 && llc_ready_[die] >= 0) {
+      ++stats_.hits;
+      sharers_.set(ucpu);
+      // The LLC serves one read of the line after another.
+      llc_busy_[die] = std::max({t, llc_ready_[die], llc_busy_[die]}) + contention_.llc_hit;
+      return llc_busy_[die];
+    }
+  }
   const Tick start = std::max(t, busy_until_);
   stats_.queued += start - t;
   Tick cost = 0;
@@ -40,11 +53,26 @@ Tick CacheLine::access(const Topology& topo, int cpu, Access kind, Tick t) {
     ++stats_.transfers[static_cast<std::size_t>(topo.distance(from, cpu))];
     return topo.transfer(from, cpu);
   };
+  // Requests still queued at the home agent when this one is issued.
+  std::size_t queued_ahead = 0;
+  if (contention_.queue_factor > 0) {
+    while (!queued_done_.empty() && queued_done_.front() <= t) queued_done_.pop_front();
+    queued_ahead = queued_done_.size();
+  }
   if (owner_ >= 0) {
     cost = record(owner_);  // fetch the modified copy from its owner
   } else if (sharers_.any()) {
     if (kind == Access::Read) {
-      cost = record(last_writer_ >= 0 ? last_writer_ : static_cast<int>(sharers_._Find_first()));
+      int from = last_writer_ >= 0 ? last_writer_ : static_cast<int>(sharers_._Find_first());
+      if (contention_.nearest_sharer) {
+        Tick best = topo.transfer(from, cpu);
+        for (std::size_t s = sharers_._Find_first(); s < sharers_.size();
+             s = sharers_._Find_next(s)) {
+          const Tick c = topo.transfer(static_cast<int>(s), cpu);
+          if (c < best) best = c, from = static_cast<int>(s);
+        }
+      }
+      cost = record(from);
     } else {
       // Read-for-ownership: invalidate every other sharer; the farthest one decides.
       int farthest = -1;
@@ -61,10 +89,22 @@ Tick CacheLine::access(const Topology& topo, int cpu, Access kind, Tick t) {
     ++stats_.from_memory;
     cost = topo.memory_latency(cpu, home_node_);
   }
+  if (queued_ahead > 0 && kind != Access::Read)
+    cost = static_cast<Tick>(static_cast<double>(cost) *
+                             (1.0 + contention_.queue_factor * static_cast<double>(queued_ahead)));
   const Tick done = start + cost;
   // The line is serialised until this request is done with it: a transfer,
   // plus the atomic for an RMW (the core holds the line locked meanwhile).
   busy_until_ = done + (kind == Access::Rmw ? costs.atomic_rmw : 0);
+  if (kind == Access::Read && contention_.read_occupancy < 1)
+    busy_until_ = start + static_cast<Tick>(static_cast<double>(cost) * contention_.read_occupancy);
+  if (contention_.queue_factor > 0) queued_done_.push_back(busy_until_);
+  if (contention_.llc_hit > 0) {
+    if (kind == Access::Read)
+      llc_ready_[die] = done;
+    else
+      std::fill(llc_ready_.begin(), llc_ready_.end(), Tick{-1});
+  }
   if (kind == Access::Read) {
     if (owner_ >= 0) {
       sharers_.set(static_cast<std::size_t>(owner_));

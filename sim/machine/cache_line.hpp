@@ -18,7 +18,9 @@
 #include <array>
 #include <bitset>
 #include <cstdint>
+#include <deque>
 #include <string>
+#include <vector>
 
 #include "machine/topology.hpp"
 
@@ -36,6 +38,32 @@ struct LineStats {
   std::array<std::uint64_t, kDistanceClasses> transfers{};  // misses served by a cache, by distance
   Tick queued = 0;  // time requests waited behind earlier transfers of this line
   std::uint64_t misses() const;
+};
+
+// Contended-line mechanisms (issue 19), opt-in per line; a line without them
+// behaves as before (the kernel generations' lines do not use them yet).
+//   nearest_sharer: a read of a line others share is answered by the sharer
+//     nearest the reader (the forwarding of MESIF's F / MOESI's O state
+//     migrates to the latest reader), not always by its last writer.
+//   queue_factor: a request for ownership (store, RMW) costs
+//     (1 + queue_factor * q) times its two-party latency, q = requests to
+//     this line still queued at the home agent ahead of it: invalidating and
+//     arbitrating among many requesters takes longer (reads of a shared copy
+//     need no invalidation and keep their latency).
+//   llc_hit: > 0 on a machine whose last-level cache is inclusive and serves
+//     reads of lines its cores share (Intel's core-valid bits): once a copy
+//     reached a die's LLC after the last write, a read from that die costs
+//     this from the copy's arrival, without the home agent: the LLC serves
+//     its die's reads of the line one after another.
+//   read_occupancy: < 1 when the home agent pipelines reads of a line: a read
+//     miss keeps the line busy for this share of its transfer (the data still
+//     takes the whole transfer to arrive); ownership requests keep it busy
+//     for the whole transfer.
+struct LineContention {
+  bool nearest_sharer = false;
+  double queue_factor = 0;
+  double read_occupancy = 1;
+  Tick llc_hit = 0;
 };
 
 class CacheLine {
@@ -62,6 +90,9 @@ class CacheLine {
     sharers_.set(static_cast<std::size_t>(cpu));
   }
   Tick busy_until() const { return busy_until_; }
+  // The contended-line mechanisms this line applies (default: none).
+  void set_contention(const LineContention& c) { contention_ = c; }
+  const LineContention& contention() const { return contention_; }
   // The NUMA node whose memory homes the line (-1: the requester's own node).
   void set_home_node(int node) { home_node_ = node; }
   int home_node() const { return home_node_; }
@@ -79,6 +110,10 @@ class CacheLine {
   Tick busy_until_ = 0;
   Tick last_request_ = 0;
   LineStats stats_;
+  LineContention contention_;
+  std::deque<Tick> queued_done_;  // completion dates of requests still queued (queue_factor > 0)
+  std::vector<Tick> llc_busy_;    // per die: until when its LLC is serving reads of the line
+  std::vector<Tick> llc_ready_;  // per die: when its LLC got a copy since the last write (-1: none)
 };
 
 }  // namespace semsim::machine

@@ -16,6 +16,7 @@
 
 #include "core/errors.hpp"
 #include "native/host_error.hpp"
+#include "native/lock_stress_native.hpp"
 #include "native/native_runner.hpp"
 #include "native/run_support.hpp"
 #include "native/task_loop.hpp"
@@ -176,6 +177,7 @@ std::string failure_text(const RunControl& ctl) {
 RunResult run_workload_once(const Scenario& sc, const Workload& w, int threads,
                             const std::vector<int>& cpus) {
   if (g_signal.load() != 0) throw Interrupted{};
+  if (w.spec().type == "lock-stress") return run_lock_stress_once(sc, threads, cpus);
   const int ntasks = threads + w.extra_tasks();
   const bool processes = w.uses_processes();
   const bool completion = w.runs_to_completion(threads);

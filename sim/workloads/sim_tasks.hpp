@@ -27,6 +27,8 @@ struct SimContext {
   int finished = 0;                   // tasks whose program ended
   // Runs a parent ends call this when the measured run is over.
   std::function<void(Tick start, Tick end)> on_complete;
+  // What a workload whose tasks are not semaphore programs shares (lock-stress).
+  std::shared_ptr<void> workload_state{};
 };
 
 using TaskBody = std::function<void(machine::Task&)>;

@@ -8,6 +8,7 @@
 
 #include "workloads/aim9_shm_def.hpp"
 #include "workloads/custom_def.hpp"
+#include "workloads/lock_stress_def.hpp"
 #include "workloads/sem_lockunlock_def.hpp"
 #include "workloads/sem_scalebench_def.hpp"
 #include "workloads/sembench_def.hpp"
@@ -15,7 +16,8 @@
 namespace semsim {
 
 // How tasks are placed on CPUs.
-enum class Pinning { Pinned, Unpinned };
+// Compact / Spread: lock-stress placements in topology order (machine/placement.hpp).
+enum class Pinning { Pinned, Unpinned, Compact, Spread };
 
 struct WorkloadSpec {
   std::string type;                        // "semop-multi", "sem-scalebench", ... (registry.hpp)
@@ -27,6 +29,7 @@ struct WorkloadSpec {
   workloads::Aim9Params aim9;              // aim9-shm
   workloads::SembenchParams sembench;      // sembench
   workloads::CustomParams custom;          // custom (semaphores mirrored above)
+  workloads::LockStressParams lockstress;  // lock-stress
 };
 
 namespace workloads {

@@ -69,8 +69,9 @@ std::vector<std::string> steps_of(Program& p, int n) {
 TEST(ScenarioWorkloads, EveryWorkloadIsInTheCatalogAndParsesWithItsDefaults) {
   std::vector<std::string> types;
   for (const auto& w : known_workloads()) types.push_back(w.substr(0, w.find('\t')));
-  EXPECT_EQ(types, (std::vector<std::string>{"semop-multi", "sem-scalebench", "sem-lockunlock",
-                                             "aim9-shm", "lat-sem", "sembench", "custom"}));
+  EXPECT_EQ(types,
+            (std::vector<std::string>{"semop-multi", "sem-scalebench", "sem-lockunlock", "aim9-shm",
+                                      "lat-sem", "sembench", "custom", "lock-stress"}));
 
   const Scenario sb = parse(R"({"type": "sem-scalebench"})");
   EXPECT_EQ(sb.workload.scalebench.mode, 1);

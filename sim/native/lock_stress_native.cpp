@@ -1,0 +1,208 @@
+#include "native/lock_stress_native.hpp"
+
+#include <pthread.h>
+#include <sched.h>
+#include <x86intrin.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <thread>
+
+#include "core/errors.hpp"
+
+namespace semsim::native {
+
+namespace {
+
+constexpr std::size_t kLine = 64;
+
+inline void spin_ticks(std::int64_t ticks) {
+  if (ticks <= 0) return;
+  const auto start = __rdtsc();
+  while (static_cast<std::int64_t>(__rdtsc() - start) < ticks) _mm_pause();
+}
+
+struct alignas(kLine) Word {
+  std::atomic<std::uint32_t> v{0};
+};
+struct alignas(kLine) Ticket {
+  std::atomic<std::uint32_t> next{0};
+  std::atomic<std::uint32_t> serving{0};
+};
+struct alignas(kLine) McsNode {
+  std::atomic<McsNode*> next{nullptr};
+  std::atomic<bool> waiting{false};
+};
+struct alignas(kLine) Counter {
+  std::atomic<std::uint64_t> n{0};
+};
+struct alignas(kLine) DataLine {
+  volatile std::uint64_t v = 0;
+};
+
+struct Shared {
+  Word word;
+  Ticket ticket;
+  std::atomic<McsNode*> tail{nullptr};
+  std::atomic<bool> go{false}, stop{false};
+};
+
+void lock_tas(Word& w) {
+  while (w.v.exchange(1, std::memory_order_acquire) != 0) _mm_pause();
+}
+void lock_ttas(Word& w) {
+  for (;;) {
+    while (w.v.load(std::memory_order_relaxed) != 0) _mm_pause();
+    if (w.v.exchange(1, std::memory_order_acquire) == 0) return;
+  }
+}
+void lock_ticket(Ticket& t) {
+  const auto mine = t.next.fetch_add(1, std::memory_order_relaxed);
+  while (t.serving.load(std::memory_order_acquire) != mine) _mm_pause();
+}
+void unlock_ticket(Ticket& t) {
+  t.serving.store(t.serving.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+}
+void lock_mcs(std::atomic<McsNode*>& tail, McsNode& me) {
+  me.next.store(nullptr, std::memory_order_relaxed);
+  me.waiting.store(true, std::memory_order_relaxed);
+  McsNode* pred = tail.exchange(&me, std::memory_order_acq_rel);
+  if (pred == nullptr) return;
+  pred->next.store(&me, std::memory_order_release);
+  while (me.waiting.load(std::memory_order_acquire)) _mm_pause();
+}
+void unlock_mcs(std::atomic<McsNode*>& tail, McsNode& me) {
+  McsNode* succ = me.next.load(std::memory_order_acquire);
+  if (succ == nullptr) {
+    McsNode* expected = &me;
+    if (tail.compare_exchange_strong(expected, nullptr, std::memory_order_release,
+                                     std::memory_order_relaxed))
+      return;
+    while ((succ = me.next.load(std::memory_order_acquire)) == nullptr) _mm_pause();
+  }
+  succ->waiting.store(false, std::memory_order_release);
+}
+
+}  // namespace
+
+LockStressMeasurement measure_lock_stress(const workloads::LockStressParams& p, int threads,
+                                          const std::vector<int>& cpus, double warmup_s,
+                                          double duration_s) {
+  enum { Tas, Ttas, TicketLock, Mcs } kind;
+  if (p.lock == "tas")
+    kind = Tas;
+  else if (p.lock == "ttas")
+    kind = Ttas;
+  else if (p.lock == "ticket")
+    kind = TicketLock;
+  else if (p.lock == "mcs")
+    kind = Mcs;
+  else
+    throw InputError("workload.lock: '" + p.lock + "' is not a lock kind (tas, ttas, ticket, mcs)");
+  auto shared = std::make_unique<Shared>();
+  const auto n = static_cast<std::size_t>(threads);
+  auto counters = std::make_unique<Counter[]>(n);
+  auto nodes = std::make_unique<McsNode[]>(n);
+  auto data = std::make_unique<DataLine[]>(static_cast<std::size_t>(std::max(1, p.data_lines)));
+  std::uint64_t protected_count = 0;  // incremented under the lock only
+  std::vector<std::thread> pool;
+  for (std::size_t i = 0; i < n; ++i) {
+    pool.emplace_back([&, i] {
+      if (!cpus.empty()) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(cpus[i % cpus.size()], &set);
+        pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+      }
+      while (!shared->go.load(std::memory_order_acquire)) _mm_pause();
+      auto& count = counters[i].n;
+      while (!shared->stop.load(std::memory_order_relaxed)) {
+        switch (kind) {
+          case Tas:
+            lock_tas(shared->word);
+            break;
+          case Ttas:
+            lock_ttas(shared->word);
+            break;
+          case TicketLock:
+            lock_ticket(shared->ticket);
+            break;
+          case Mcs:
+            lock_mcs(shared->tail, nodes[i]);
+            break;
+        }
+        spin_ticks(p.critical_cycles);
+        for (int d = 0; d < p.data_lines; ++d) data[static_cast<std::size_t>(d)].v = i;
+        ++protected_count;
+        switch (kind) {
+          case Tas:
+          case Ttas:
+            shared->word.v.store(0, std::memory_order_release);
+            break;
+          case TicketLock:
+            unlock_ticket(shared->ticket);
+            break;
+          case Mcs:
+            unlock_mcs(shared->tail, nodes[i]);
+            break;
+        }
+        count.store(count.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        spin_ticks(p.delay_cycles);
+      }
+    });
+  }
+  auto total = [&] {
+    std::uint64_t s = 0;
+    for (std::size_t i = 0; i < n; ++i) s += counters[i].n.load(std::memory_order_relaxed);
+    return s;
+  };
+  using clock = std::chrono::steady_clock;
+  shared->go.store(true, std::memory_order_release);
+  std::this_thread::sleep_for(std::chrono::duration<double>(warmup_s));
+  const auto begin = total();
+  const auto t0 = clock::now();
+  std::vector<std::uint64_t> first(n);
+  for (std::size_t i = 0; i < n; ++i) first[i] = counters[i].n.load(std::memory_order_relaxed);
+  std::this_thread::sleep_for(std::chrono::duration<double>(duration_s));
+  const auto end = total();
+  const auto t1 = clock::now();
+  LockStressMeasurement out;
+  for (std::size_t i = 0; i < n; ++i)
+    out.per_thread.push_back(counters[i].n.load(std::memory_order_relaxed) - first[i]);
+  shared->stop.store(true, std::memory_order_relaxed);
+  for (auto& t : pool) t.join();
+  out.window_s = std::chrono::duration<double>(t1 - t0).count();
+  out.acquisitions = end - begin;
+  out.ops_per_s = out.window_s > 0 ? static_cast<double>(out.acquisitions) / out.window_s : 0;
+  out.exclusive = protected_count == total();
+  return out;
+}
+
+namespace detail {
+
+RunResult run_lock_stress_once(const Scenario& sc, int threads, const std::vector<int>& cpus) {
+  const bool pinned = sc.workload.pin != Pinning::Unpinned;
+  const auto m =
+      measure_lock_stress(sc.workload.lockstress, threads, pinned ? cpus : std::vector<int>{},
+                          sc.warmup_ms / 1e3, sc.duration_ms / 1e3);
+  if (!m.exclusive) throw SimulationError("lock-stress: the lock let two threads in at once");
+  RunResult r;
+  const auto n = static_cast<std::size_t>(threads);
+  r.window_s = m.window_s;
+  r.ops_per_s = m.ops_per_s;
+  r.ops_total = m.acquisitions;
+  r.tasks = threads;
+  r.per_task_ops = m.per_thread;
+  r.per_task_rounds.assign(n, 0);
+  r.voluntary.assign(n, 0);
+  r.involuntary.assign(n, 0);
+  for (std::size_t i = 0; i < n; ++i)
+    r.cpu.push_back(pinned && !cpus.empty() ? cpus[i % cpus.size()] : -1);
+  r.completed = true;
+  return r;
+}
+
+}  // namespace detail
+
+}  // namespace semsim::native

@@ -1,0 +1,115 @@
+// lock-stress as a Workload (registry entry) and its simulated tasks.
+#include "workloads/lock_stress.hpp"
+
+#include <deque>
+#include <memory>
+#include <string>
+
+#include "machine/placement.hpp"
+#include "machine/user_lock.hpp"
+#include "workloads/registry.hpp"
+
+namespace semsim::workloads {
+
+namespace {
+
+// Never run: lock-stress has its own executors (lock_stress_task_body here,
+// native/lock_stress_native.* on the host); a semaphore program would be wrong.
+struct NoProgram {
+  bool next(Step& /*s*/) { return false; }
+};
+
+class LockStress final : public Workload {
+ public:
+  using Workload::Workload;
+  std::vector<int> array_sizes(int /*threads*/) const override { return {}; }
+  // Every counted task is pinned; compact / spread re-place it by topology.
+  int task_cpu(int task, int /*threads*/, int cpus) const override {
+    if (spec_.pin == Pinning::Unpinned || cpus < 1) return -1;
+    return task % cpus;
+  }
+  std::vector<PointLabel> point_labels(int /*threads*/) const override {
+    const auto& p = spec_.lockstress;
+    return {{"lock", p.lock},
+            {"critical_cycles", p.critical_cycles},
+            {"delay_cycles", p.delay_cycles},
+            {"data_lines", p.data_lines}};
+  }
+  std::unique_ptr<Program> program(int /*task*/, int /*threads*/, std::uint64_t /*seed*/,
+                                   ReadyFlags* /*ready*/) const override {
+    return std::make_unique<ProgramOf<NoProgram>>();
+  }
+};
+
+struct State {
+  State(const LockStressParams& p, const machine::Topology& t, std::uint64_t seed)
+      : lock(machine::user_lock_kind(p.lock, "workload.lock"), t.cpus(),
+             machine::lock_stress_contention(), seed),
+        critical(machine::cycles_to_ticks(t, static_cast<double>(p.critical_cycles))),
+        delay(machine::cycles_to_ticks(t, static_cast<double>(p.delay_cycles))) {
+    for (int i = 0; i < p.data_lines; ++i)
+      data.emplace_back("lock_stress_data" + std::to_string(i))
+          .set_contention(machine::lock_stress_contention());
+  }
+  machine::UserLock lock;
+  std::deque<machine::CacheLine> data;
+  Tick critical, delay;
+  std::vector<int> order;  // compact / spread placement
+};
+
+}  // namespace
+
+TaskBody lock_stress_task_body(SimContext& ctx, int index) {
+  const auto& spec = ctx.workload.spec();
+  if (!ctx.workload_state)
+    ctx.workload_state = std::make_shared<State>(spec.lockstress, ctx.topo, ctx.seed);
+  auto state = std::static_pointer_cast<State>(ctx.workload_state);
+  if (state->order.empty() && (spec.pin == Pinning::Compact || spec.pin == Pinning::Spread))
+    state->order = machine::placement_order(ctx.topo, spec.pin == Pinning::Compact
+                                                          ? machine::Placement::Compact
+                                                          : machine::Placement::Spread);
+  return [&ctx, state, index](machine::Task& t) {
+    auto& s = *state;
+    if (!s.order.empty())  // before start(): the scheduler places a pinned task on home_cpu
+      t.cpu = t.home_cpu = s.order[static_cast<std::size_t>(index) % s.order.size()];
+    ctx.sched.start(t);
+    for (;;) {
+      s.lock.lock(ctx.topo, t);
+      {
+        machine::InFunc in(t, machine::Func::User);
+        t.charge(s.critical);
+        for (auto& line : s.data)
+          t.advance_to(line.access(ctx.topo, t.cpu, machine::Access::Write, t.cursor));
+      }
+      s.lock.unlock(ctx.topo, t);
+      ++t.semops;
+      machine::InFunc in(t, machine::Func::User);
+      t.charge(s.delay);
+    }
+  };
+}
+
+WorkloadType lock_stress_type() {
+  ParamField lock;
+  lock.key = "lock";
+  lock.kind = ParamField::Kind::Choice;
+  lock.choices = {"ticket", "mcs", "tas", "ttas"};
+  lock.set_text = [](WorkloadSpec& s, const std::string& v) { s.lockstress.lock = v; };
+  return {"lock-stress",
+          "one user-space lock (ticket, mcs, tas, ttas) hammered by N threads: critical_cycles of "
+          "work and data_lines stores under it, delay_cycles after; ops/s = acquisitions/s "
+          "(LPD libslock stress tests; pin compact or spread places threads in topology order)",
+          Pinning::Pinned,
+          {lock,
+           int_field("critical_cycles", 0, 1'000'000'000LL,
+                     [](WorkloadSpec& s, std::int64_t v) { s.lockstress.critical_cycles = v; }),
+           int_field("delay_cycles", 0, 1'000'000'000LL,
+                     [](WorkloadSpec& s, std::int64_t v) { s.lockstress.delay_cycles = v; }),
+           int_field("data_lines", 0, 64,
+                     [](WorkloadSpec& s, std::int64_t v) {
+                       s.lockstress.data_lines = static_cast<int>(v);
+                     })},
+          [](const WorkloadSpec& s) { return std::make_unique<const LockStress>(s); }};
+}
+
+}  // namespace semsim::workloads

@@ -1,0 +1,16 @@
+// The simulated lock-stress tasks (lock_stress_def.hpp): one UserLock and
+// the protected data lines, shared by the run's tasks through the
+// SimContext; the workload's registry entry is in lock_stress.cpp.
+#pragma once
+
+#include "workloads/sim_tasks.hpp"
+
+namespace semsim::workloads {
+
+// Task `index`: placed by the spec's pin mode (compact / spread in topology
+// order, pinned: CPU index mod cpus), then acquire, work, store the data
+// lines, release, delay, for ever; each acquisition counts as one op
+// (task.semops, so ops_per_s = acquisitions/s).
+TaskBody lock_stress_task_body(SimContext& ctx, int index);
+
+}  // namespace semsim::workloads

@@ -1,0 +1,83 @@
+"""lock-stress (issue 19): the workload through the scenario format, its
+placement modes and errors, and the lock-curve reproduce target's arithmetic."""
+from __future__ import annotations
+
+import pytest
+
+import semsim
+from semsim import reproduce_locks as rl
+
+
+def _scenario(lock, threads, pin="compact", **extra):
+    w = {"type": "lock-stress", "lock": lock, "critical_cycles": 1000, "delay_cycles": 0,
+         "pin": pin}
+    w.update(extra)
+    return {"name": "ls", "machine": "opteron-48", "kernel": "global_lock", "workload": w,
+            "threads": threads, "duration_ms": 1.0, "warmup_ms": 0.2, "precision": 0}
+
+
+def _rates(result):
+    return [p["ops_per_s"] for p in result.doc["points"]]
+
+
+def test_mcs_flat_ticket_degrades_on_opteron():
+    mcs = _rates(semsim.simulate(_scenario("mcs", [6, 48])))
+    ticket = _rates(semsim.simulate(_scenario("ticket", [6, 48])))
+    assert mcs[1] / mcs[0] > 0.85
+    assert ticket[1] / ticket[0] < 0.5
+
+
+def test_spread_is_slower_than_compact_for_few_threads():
+    # 6 threads on one die (117-cycle transfers) vs one per die (197-300 cycles)
+    compact = _rates(semsim.simulate(_scenario("ticket", [6], pin="compact")))[0]
+    spread = _rates(semsim.simulate(_scenario("ticket", [6], pin="spread")))[0]
+    assert spread < compact
+
+
+def test_same_seed_same_bytes():
+    a = semsim.simulate(_scenario("tas", [12]))
+    b = semsim.simulate(_scenario("tas", [12]))
+    assert _rates(a) == _rates(b)
+
+
+@pytest.mark.parametrize("bad, field", [
+    ({"lock": "clh"}, "workload.lock"),
+    ({"critical_cycles": -1}, "workload.critical_cycles"),
+    ({"pin": "diagonal"}, "workload.pin"),
+])
+def test_bad_input_names_the_field(bad, field):
+    with pytest.raises(semsim.InputError, match=field.replace(".", r"\.")):
+        doc = _scenario("ticket", [2])
+        doc["workload"].update(bad)
+        semsim.simulate(doc)
+
+
+def test_compact_is_refused_for_a_semaphore_workload():
+    doc = {"name": "x", "machine": "opteron-48", "kernel": "global_lock",
+           "workload": {"type": "semop-multi", "pin": "compact"}, "threads": [2]}
+    with pytest.raises(semsim.InputError, match=r"workload\.pin"):
+        semsim.simulate(doc)
+
+
+def test_reproduce_target_scores_a_perfect_prediction_as_passing():
+    # Feed the published medians back as the predictions: zero error everywhere.
+    results = []
+    for host, lock, _machine, ns in rl._groups():
+        med = {n: m for n, m, _, _ in rl.PUBLISHED[host][lock]}
+        results.append({"points": [{"ops_per_s": med[n]} for n in ns]})
+    checks, rows = rl.evaluate(results)
+    assert all(c.passed for c in checks)
+    assert rows[-1].startswith("Summary: shape median |error| 0.0 %")
+
+
+def test_reproduce_target_flags_a_steep_ticket_curve():
+    results = []
+    for host, lock, _machine, ns in rl._groups():
+        pts = {n: m for n, m, _, _ in rl.PUBLISHED[host][lock]}
+        n0 = rl.PUBLISHED[host][lock][0][0]
+        # ticket twice as steep as published beyond the first point
+        results.append({"points": [{"ops_per_s": pts[n] * (0.5 if lock == "ticket" and n != n0
+                                                           else 1.0)} for n in ns]})
+    checks, _ = rl.evaluate(results)
+    failed = [c.what for c in checks if not c.passed]
+    assert failed and all("ticket" in w or "median" in w for w in failed)
