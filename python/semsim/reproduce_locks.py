@@ -137,6 +137,3 @@ def evaluate(results: list[dict[str, Any]]) -> tuple[list[Any], list[str]]:
     return checks, rows
 
 
-def hooks() -> tuple[Any, Any]:
-    """(scenarios, evaluate) for reproduce.py's TARGETS."""
-    return scenarios, evaluate
