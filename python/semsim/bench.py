@@ -1,4 +1,4 @@
-"""`semsim bench`: how fast the simulator is (issue 8).
+"""`semsim bench`: how fast the simulator is.
 
 Reports, each as the median of repeats (with min..max):
   * simulated semops per wall-second for the standard cases (marginal: a run of
@@ -21,7 +21,7 @@ from typing import Any
 
 from . import _core
 
-# The cases issue 8 names. Durations keep each run around a second of wall time.
+# The standard cases. Durations keep each run around a second of wall time.
 CASES: list[dict[str, Any]] = [
     {"case": "semop-multi 64 thr / 64 sems, uniform-64, global_lock", "machine": "uniform-64",
      "kernel": "global_lock", "threads": 64, "semaphores": 64, "duration_ms": 50.0},

@@ -1,4 +1,4 @@
-"""`semsim reproduce`: the seeds' published comparisons on modelled machines (issue 7).
+"""`semsim reproduce`: the seeds' published comparisons on modelled machines.
 
 Each target turns one published comparison into scenarios and a check. Ratios,
 not absolute numbers: a 2013 absolute figure depends on clocks, mitigations and

@@ -1,4 +1,4 @@
-"""`semsim reproduce` target: the published mctop lock curves (issue 19, item 3).
+"""`semsim reproduce` target: the published mctop lock curves.
 
 One lock hammered by N threads, critical section 1000 cycles, no backoff, on the
 48-core Opteron `lpd48core` (opteron-48) and the 8-socket Westmere-EX

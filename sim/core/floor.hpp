@@ -1,6 +1,6 @@
 // The speed floor of the simulator: the wall time of one sleep_for() of a
 // bare SimGrid actor loop, measured in the same process as the benchmark
-// that compares against it (issue 8: a simulated semop should cost at most a
+// that compares against it (a simulated semop should cost at most a
 // few of these).
 #pragma once
 

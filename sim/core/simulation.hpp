@@ -25,7 +25,7 @@
 //   never the shortcut; results are byte-identical to the fast path, which the
 //   tests check on every generation and workload.
 //
-// How a hand-off happens (a project decision, issue 15: the speed target):
+// How a hand-off happens (a project decision: the speed target):
 //   every simulated task is a user-space fiber (boost.context, fcontext) with
 //   its own stack, and all of them run inside ONE SimGrid actor, which hosts
 //   the run. A hand-off is a direct fiber switch from the running task to the

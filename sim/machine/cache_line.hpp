@@ -40,7 +40,7 @@ struct LineStats {
   std::uint64_t misses() const;
 };
 
-// Contended-line mechanisms (issue 19), opt-in per line; a line without them
+// Contended-line mechanisms, opt-in per line; a line without them
 // behaves as before (the kernel generations' lines do not use them yet).
 //   nearest_sharer: a read of a line others share is answered by the sharer
 //     nearest the reader (the forwarding of MESIF's F / MOESI's O state

@@ -1,4 +1,4 @@
-// Where thread i of a lock-stress run goes (issue 19):
+// Where thread i of a lock-stress run goes:
 //   compact: the i-th CPU in topology order -- SMT siblings of a core, then
 //     the cores of the die, then the dies of the socket, then the sockets;
 //   spread: one per socket in turn (thread i on socket i mod sockets), each

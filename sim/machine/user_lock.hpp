@@ -1,4 +1,4 @@
-// User-space spinlocks of the lock-stress workload (issue 19): TAS, TTAS,
+// User-space spinlocks of the lock-stress workload: TAS, TTAS,
 // ticket and MCS, as in the LPD-EPFL libslock family that the published
 // mctop lock curves ran. Unlike the kernel Spinlock (spinlock.hpp), which
 // computes a hand-off from a formula, every step here is a request to a
@@ -39,7 +39,7 @@ UserLockKind user_lock_kind(const std::string& name, const std::string& field);
 const char* user_lock_name(UserLockKind k);
 
 // The contended-line mechanisms lock-stress applies to its lines, the same
-// on every machine (issue 19, item 4), calibrated together on the published
+// on every machine, calibrated together on the published
 // mctop lock curves (shared/reference/data/mctop_locks, no_backoff, both
 // machines; SEMSIM_LOCK_BENCH=1 build/dev/semsim_tests
 // --gtest_filter=LockCurveBench* prints them; grid in the lock-curve report):
@@ -92,7 +92,7 @@ class UserLock {
   void lock(const Topology& topo, Task& task);
   // Release at the task's cursor.
   void unlock(const Topology& topo, Task& task);
-  // The ticket lock's newcomers' xadds wake the spinners (issue 19's
+  // The ticket lock's newcomers' xadds wake the spinners (the
   // "re-read after every write"); off: only a release does (tests).
   void set_reread_on_every_write(bool on) { reread_every_write_ = on; }
   UserLockKind kind() const { return kind_; }

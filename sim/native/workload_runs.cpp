@@ -177,7 +177,7 @@ std::string failure_text(const RunControl& ctl) {
 RunResult run_workload_once(const Scenario& sc, const Workload& w, int threads,
                             const std::vector<int>& cpus) {
   if (g_signal.load() != 0) throw Interrupted{};
-  if (w.spec().type == "lock-stress") return run_lock_stress_once(sc, threads, cpus);
+  if (w.takes_user_lock()) return run_lock_stress_once(sc, threads, cpus);
   const int ntasks = threads + w.extra_tasks();
   const bool processes = w.uses_processes();
   const bool completion = w.runs_to_completion(threads);

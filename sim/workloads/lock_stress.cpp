@@ -22,6 +22,7 @@ struct NoProgram {
 class LockStress final : public Workload {
  public:
   using Workload::Workload;
+  bool takes_user_lock() const override { return true; }
   std::vector<int> array_sizes(int /*threads*/) const override { return {}; }
   // Every counted task is pinned; compact / spread re-place it by topology.
   int task_cpu(int task, int /*threads*/, int cpus) const override {

@@ -1,4 +1,4 @@
-// lock-stress (issue 19): every thread takes one shared user-space lock
+// lock-stress: every thread takes one shared user-space lock
 // (TAS, TTAS, ticket or MCS), holds it `critical_cycles` cycles of work and
 // stores into the protected data line(s) inside the critical section (so they
 // move with the lock), releases it, then waits `delay_cycles` cycles. The

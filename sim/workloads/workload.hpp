@@ -85,6 +85,9 @@ class Workload {
   // Why `threads` tasks cannot run this workload ("" if they can).
   virtual std::string check_threads(int threads) const;
 
+  // Its tasks take a user-space lock of the machine layer instead of making
+  // semop() calls (lock-stress): both runners then use the user-lock task body.
+  virtual bool takes_user_lock() const { return false; }
   // Forked processes (true) or threads of one process.
   virtual bool uses_processes() const { return false; }
   // The process of each of `tasks` tasks, numbered from 0 (threads: all 0).
