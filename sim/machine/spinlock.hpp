@@ -1,8 +1,8 @@
 // Kernel spinlocks: the ticket lock (Linux until 4.1) and the queued spinlock
 // (MCS-based qspinlock, 4.2+, with its pending bit).
 //
-// Spinners do not simulate spin iterations: a waiter parks on its SimGrid
-// token and the releaser computes, from the model, when the next owner
+// Spinners do not simulate spin iterations: a waiter parks (its fiber waits
+// in the calendar) and the releaser computes, from the model, when the next owner
 // observes the lock and unparks it at that date. A spinning task keeps its
 // CPU; the wait is accounted as _raw_spin_lock time.
 //   ticket: after a release every spinner re-reads the lock line; the
