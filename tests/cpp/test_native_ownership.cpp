@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
@@ -92,6 +93,24 @@ TEST(NativeOwnership, ForeignArraysWithCollidingKeysSurviveCleanupAndRuns) {
 // A creator that has exited but was never reaped (a zombie, as orphaned task processes
 // are until init reaps them, forever under a PID 1 that never does): its arrays go.
 TEST(NativeOwnership, CleanupRemovesArraysOfZombieCreators) {
+  // A private record directory: a parallel test process's cleanup must not see
+  // (and remove) this zombie's array before this test's own cleanup does.
+  const char* old = std::getenv("XDG_RUNTIME_DIR");
+  const std::string saved = old ? old : "";
+  char tmpl[] = "/tmp/semsim-zombie-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  setenv("XDG_RUNTIME_DIR", tmpl, 1);
+  struct Restore {
+    const char* old;
+    std::string saved, dir;
+    ~Restore() {
+      if (old)
+        setenv("XDG_RUNTIME_DIR", saved.c_str(), 1);
+      else
+        unsetenv("XDG_RUNTIME_DIR");
+      std::filesystem::remove_all(dir);
+    }
+  } restore{old, saved, tmpl};
   int ready[2];
   ASSERT_EQ(pipe(ready), 0);
   const pid_t child = fork();
@@ -118,7 +137,7 @@ TEST(NativeOwnership, CleanupRemovesArraysOfZombieCreators) {
   }
   ASSERT_EQ(info.si_pid, child) << "the child did not exit";
   ASSERT_TRUE(exists(id));
-  cleanup_leftovers();  // (or a parallel test process's cleanup: same end state)
+  cleanup_leftovers();
   EXPECT_FALSE(exists(id));
   waitpid(child, nullptr, 0);
 }
