@@ -146,7 +146,12 @@ TEST(Calibrate, QuickRunWritesAModelTheLoaderAndTopologyAccept) {
 
   // The spread of cross-CPU wake-ups, where there are two CPUs: 20 bins of the
   // probe's single hand-offs, increasing, with a mean of 1, taken by the loader.
-  if (m.at("cpus").get<int>() > 1) {
+  // A quick run on a loaded host may see a bin whose mean is not positive; the
+  // calibration then leaves the parameter out and the loader has no jitter.
+  if (m.at("cpus").get<int>() > 1 && !m.contains("wakeup_jitter")) {
+    EXPECT_TRUE(params.wakeup_jitter_waker.empty());
+    EXPECT_TRUE(params.wakeup_jitter_wakee.empty());
+  } else if (m.at("cpus").get<int>() > 1) {
     const Json& jitter = m.at("wakeup_jitter");
     EXPECT_NE(jitter.at("source").get<std::string>().find("futex_cross_cpu_handoff"),
               std::string::npos);
