@@ -54,8 +54,10 @@ class Live:
         self.draw()
 
     def points_done(self, done: int, total: int) -> None:
-        """For points run in other processes: ``N/M points done``."""
-        self.update(f"{done}/{total} point{'s' if total != 1 else ''} done")
+        """For points run in other processes: ``N/M points done``, drawn at once (a
+        finished point is news, and there are only as many as points)."""
+        self.detail = f"{done}/{total} point{'s' if total != 1 else ''} done"
+        self.draw(force=True)
 
     def detail_from(self, progress: Any) -> None:
         """The engine's progress callback: notes the detail; the ticking thread draws it."""
