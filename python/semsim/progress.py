@@ -60,8 +60,13 @@ class Live:
         self.draw(force=True)
 
     def detail_from(self, progress: Any) -> None:
-        """The engine's progress callback: notes the detail; the ticking thread draws it."""
+        """The progress callback: notes the detail; the ticking thread draws the engine's
+        frequent reports. A text (``<target>: N/M points done``, a finished point) is
+        drawn at once: there are only as many as points, and the last ones may come
+        between two ticks."""
         self.detail = str(progress)
+        if isinstance(progress, str):
+            self.draw(force=True)
 
     def draw(self, force: bool = False) -> None:
         now = time.monotonic()
