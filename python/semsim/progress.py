@@ -56,8 +56,7 @@ class Live:
     def points_done(self, done: int, total: int) -> None:
         """For points run in other processes: ``N/M points done``, drawn at once (a
         finished point is news, and there are only as many as points)."""
-        self.detail = f"{done}/{total} point{'s' if total != 1 else ''} done"
-        self.draw(force=True)
+        self.detail_from(f"{done}/{total} point{'s' if total != 1 else ''} done")
 
     def detail_from(self, progress: Any) -> None:
         """The progress callback: notes the detail; the ticking thread draws the engine's
