@@ -178,14 +178,29 @@ void Scheduler::block(Task& task) {
     return;
   }
   ++task.voluntary_switches;
-  switch_out(task);
+  InFunc in(task, Func::Schedule);
+  const Tick out = topo_.params().context_switch / 2;
+  // __schedule() takes rq->lock and dequeues the sleeper (deactivate_task) before
+  // it picks the next task and switches: a wake-up that took rq->lock first finds
+  // it still on the run queue (ttwu_runnable(): TASK_RUNNING again, no IPI); one
+  // after that is a real wake-up, even while this CPU is still switching out.
+  task.advance_to(state(task.cpu).rq_lock.access(topo_, task.cpu, Access::Rmw, task.cursor));
   if (task.wake_pending) {
-    // Woken while it switched out: schedule() finds it TASK_RUNNING again.
+    // schedule() finds it TASK_RUNNING again and picks it back.
     task.wake_pending = false;
+    task.charge(out);
     return;
   }
   task.state = TaskState::Blocked;
-  dispatch_next(task.cpu, task.cursor);
+  // The rest of the switch-out runs on this CPU after the sleeper left its run
+  // queue: charged to it without moving its cursor (a waker dates it from now
+  // on), and the CPU is free once it is done.
+  const Tick done = task.cursor + out;
+  task.switched_out_at = done;
+  if (task.trace != nullptr) task.trace->cpu_time(task, Func::Schedule, task.cursor, out);
+  task.time[static_cast<std::size_t>(Func::Schedule)] += out;
+  if (task.cpu_time != nullptr) (*task.cpu_time)[static_cast<std::size_t>(Func::Schedule)] += out;
+  dispatch_next(task.cpu, done);
   task.actor->park();  // wake() + dispatch set our cursor and unpark us
 }
 
@@ -251,7 +266,8 @@ void Scheduler::wake(Task& waker, Task& wakee) {
     const Tick cs = p.context_switch;
     // (An idle target is never the waker's CPU, where the waker runs: this is a kick.)
     const Tick latency = jittered(p.wakeup_latency, p.wakeup_jitter_wakee);
-    wakee.idle_until(std::max(waker.cursor + latency, c.free_at + (cs - cs / 2)));
+    wakee.idle_until(
+        std::max({waker.cursor + latency, c.free_at + (cs - cs / 2), wakee.switched_out_at}));
     {
       InFunc refill(wakee, Func::Schedule);
       wakee.charge(switch_in_refill(wakee, target));
@@ -279,7 +295,7 @@ void Scheduler::wake(Task& waker, Task& wakee) {
   }
   // The wakee's cursor is set by dispatch_next when its turn comes; it must
   // not start before it was woken.
-  wakee.idle_until(waker.cursor);
+  wakee.idle_until(std::max(waker.cursor, wakee.switched_out_at));
 }
 
 void Scheduler::exit(Task& task) {

@@ -94,6 +94,7 @@ struct Task {
   int lock_depth = 0;  // spinlocks held: never preempted while > 0
   TaskState state = TaskState::New;
   bool wake_pending = false;  // woken while still running: its next block() returns at once
+  Tick switched_out_at = 0;   // when its CPU last finished switching it out (it sleeps from then)
   bool woken = false;         // queued by a wake-up (not by a preemption): protected when it runs
   Tick protected_until = 0;   // a wake-up cannot preempt it before this (wakeup_protection)
   // Per CPU: the CPU's switch-in count when this task last switched in there (-1:

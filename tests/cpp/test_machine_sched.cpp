@@ -662,5 +662,41 @@ TEST(MachineSched, WakingATaskThatHasNotBlockedYetIsNotLost) {
   EXPECT_EQ(sleeper->voluntary_switches, 0U);
 }
 
+// __schedule() dequeues the sleeper right after it takes rq->lock; the rest of the
+// switch-out runs after that. A wake-up in that rest is a real one: it kicks the
+// (about to be) idle CPU and the sleeper runs again a wake-up latency later, not
+// at the end of its own switch-out as if it had never slept.
+TEST(MachineSched, AWakeupWhileTheSleepersCpuStillSwitchesOutIsARealWakeup) {
+  const auto params = sched_machine(2);
+  machine::Topology topo(params);
+  Scheduler sched(topo);
+  machine_test::TaskSet set;
+  Task* sleeper = nullptr;
+  const Tick block_at = ns_to_ticks(10000);
+  const Tick wake_at = block_at + params.context_switch / 4;  // within the switch-out
+  Tick resumed = 0;
+  sleeper = &set.add(0, [&](Task& t) {
+    sched.start(t);
+    t.idle_until(block_at);
+    sched.block(t);
+    resumed = t.cursor;
+    sched.exit(t);
+  });
+  Task& waker = set.add(1, [&](Task& t) {
+    sched.start(t);
+    t.idle_until(wake_at);
+    sched.wake(t, *sleeper);
+    sched.exit(t);
+  });
+  set.sim.run();
+  EXPECT_EQ(sleeper->voluntary_switches, 1U);
+  EXPECT_EQ(waker.wakes_remote_idle, 1U);
+  EXPECT_GE(resumed, wake_at + params.wakeup_waker + params.wakeup_latency);
+  EXPECT_GE(resumed, sleeper->switched_out_at);
+  // The whole switch-out is the sleeper's CPU time all the same.
+  EXPECT_EQ(sleeper->time[static_cast<std::size_t>(Func::Schedule)] >= params.context_switch / 2,
+            true);
+}
+
 }  // namespace
 }  // namespace semsim
