@@ -240,3 +240,44 @@ def reproduce_ranges(target: Any, scenarios: list[dict[str, Any]], results: list
         published = _check_number(c.published)
         c.within = None if published is None else (c.low <= published <= c.high)
     return ran
+
+
+# ---------------------------------------------------------------------------- plot
+
+
+def plot_tornado(result: api.Result, point: int = 0, ax: Any = None, top: int | None = None) -> Any:
+    """A tornado of one point of a result with an ``uncertainty`` section: per parameter
+    (widest first) a bar from its lowest to its highest prediction, around the nominal
+    one (a vertical line); each setting's prediction marked and named. Returns the
+    figure (as the helpers of semsim.plots do: into ``ax`` or a new Figure)."""
+    from matplotlib.ticker import EngFormatter
+
+    from .plots import _axes
+
+    section = result.doc.get("uncertainty")
+    if not isinstance(section, Mapping):
+        raise api.InputError("plot_tornado: the result has no uncertainty section (simulate_uncertainty)")
+    points = section.get("points", [])
+    if not isinstance(point, int) or not 0 <= point < len(points):
+        raise api.InputError(f"plot_tornado: point: expected 0 to {len(points) - 1}, not {point!r}")
+    p = points[point]
+    bars = p["tornado"][:top] if top else p["tornado"]
+    fig, ax = _axes(ax)
+    nominal = p["ops_per_s"]
+    ys = list(range(len(bars)))
+    ax.barh(ys, [b["max"] - b["min"] for b in bars], left=[b["min"] for b in bars], height=0.5,
+            color="tab:blue", alpha=0.6)
+    for y, b in zip(ys, bars):
+        for setting, value in b["ops_per_s"].items():
+            ax.plot([value], [y], marker="|", color="black", markersize=12)
+            ax.annotate(str(setting)[:28], (value, y), xytext=(0, 7), textcoords="offset points",
+                        ha="center", fontsize=6)
+    ax.axvline(nominal, color="tab:red", linewidth=1, label=f"nominal {nominal:,.0f}")
+    ax.set_yticks(ys, [b["parameter"] for b in bars], fontsize=7)
+    ax.invert_yaxis()
+    ax.xaxis.set_major_formatter(EngFormatter())
+    kernel = p.get("kernel")
+    ax.set_title(f"{section.get('machine')}, {p.get('threads')} threads, "
+                 f"{kernel if isinstance(kernel, str) else json.dumps(kernel)}: ops/s over the ranges", fontsize=9)
+    ax.legend(fontsize=7)
+    return fig
