@@ -108,6 +108,10 @@ MachineUncertainty machine_uncertainty(const Json& doc, const std::string& where
       const std::string name = group.empty() ? key : group + "." + key;
       const std::string here = field(where, name + ".range");
       const ParamDecl* d = find_param(name);
+      if (name == "topology")
+        fail(here,
+             "a topology has no range; give it \"alternatives\": [{\"name\", \"source\", "
+             "\"topology\"}, ...]");
       if (d == nullptr)
         fail(here, fmt::format("\"{}\" is not a machine parameter; a range belongs on one of the "
                                "parameters cpu_models/README.md lists",

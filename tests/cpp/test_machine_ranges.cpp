@@ -134,6 +134,9 @@ TEST(MachineRanges, BadAnnotationsAreOneLineErrorsNamingTheField) {
   Json twice = x;
   twice["topology"]["alternatives"][1]["name"] = twice["topology"]["alternatives"][0]["name"];
   expect(twice, "topology.alternatives[1].name", "names another alternative");
+  Json topo = x;
+  topo["topology"]["range"] = {{"low", 1}, {"high", 2}, {"source", "why"}};
+  expect(topo, "topology.range", "a topology has no range");
   Json empty = x;
   empty["topology"]["alternatives"] = Json::array();
   expect(empty, "topology.alternatives", "must be a list of 1 to 16");
