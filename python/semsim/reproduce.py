@@ -340,7 +340,10 @@ def reproduce(settings: Settings | None = None, only: list[str] | None = None,
                     if progress is not None:
                         progress(f"{name}: {n}/{total} variant runs done")
 
-                res.variants = reproduce_ranges(target, res.scenarios, results, res.checks, workers, vdone)
+                try:
+                    res.variants = reproduce_ranges(target, res.scenarios, results, res.checks, workers, vdone)
+                except Exception as exc:  # the nominal checks stand; the report says why no range
+                    res.rows += ["", f"**Uncertainty not run:** {type(exc).__name__}: {exc}".splitlines()[0]]
         except Exception as exc:  # a missing generation or workload: reported, not fatal
             res.error = f"{type(exc).__name__}: {exc}".splitlines()[0]
         out.append(res)
