@@ -268,6 +268,8 @@ def plot_tornado(result: api.Result, point: int = 0, ax: Any = None, top: int | 
     ax.barh(ys, [b["max"] - b["min"] for b in bars], left=[b["min"] for b in bars], height=0.5,
             color="tab:blue", alpha=0.6)
     for y, b in zip(ys, bars):
+        if b["swing_rel"] < 0.005:
+            continue  # no visible bar: its settings' names would only overlap
         for setting, value in b["ops_per_s"].items():
             ax.plot([value], [y], marker="|", color="black", markersize=12)
             ax.annotate(str(setting)[:28], (value, y), xytext=(0, 7), textcoords="offset points",
