@@ -216,7 +216,7 @@ def reproduce_ranges(target: Any, scenarios: list[dict[str, Any]], results: list
         flat = [doc for _, _, docs in jobs for doc in docs]
         outs = run_all(flat, workers, progress)
     at = 0
-    for vid, mine, docs in jobs:
+    for vid, mine, _docs in jobs:
         variant_results = list(results)
         for i in mine:
             variant_results[i] = outs[at]
