@@ -166,11 +166,6 @@ def table(section: Mapping[str, Any], out: Any, top: int = 3) -> None:
         out.write("  ".join(cells).rstrip() + "\n")
 
 
-def interval(values: Sequence[float]) -> tuple[float, float]:
-    """The [low, high] of a prediction over its nominal value and its variants' values."""
-    return min(values), max(values)
-
-
 # ---------------------------------------------------------------------------- reproduce
 
 
