@@ -43,6 +43,7 @@ from .api import (
 from .compare import Comparison, ComparisonSet, compare
 from .diff import Diff, diff
 from .sweeps import SEMAPHORES_PER_THREAD, sweep
+from .uncertainty import machine_uncertainty, simulate_uncertainty
 
 try:
     from importlib.metadata import PackageNotFoundError
@@ -81,10 +82,12 @@ __all__ = [
     "load_scenario",
     "lockstat",
     "machine_info",
+    "machine_uncertainty",
     "measure",
     "native_refusal",
     "plots",
     "simulate",
+    "simulate_uncertainty",
     "sweep",
     "trace",
     "validate",

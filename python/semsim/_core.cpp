@@ -14,6 +14,7 @@
 #include "config/json_fields.hpp"
 #include "config/kernel_config.hpp"
 #include "config/machine_config.hpp"
+#include "config/machine_ranges.hpp"
 #include "config/scenario.hpp"
 #include "core/errors.hpp"
 #include "core/floor.hpp"
@@ -257,6 +258,13 @@ PYBIND11_MODULE(_core, m) {
         return Json{{"name", model.name}, {"file", model.file}, {"hash", model.hash}}.dump();
       },
       py::arg("name"), "The model a machine name or path resolves to: name, file and hash.");
+  m.def(
+      "machine_uncertainty",
+      [](const std::string& name, bool corners) {
+        return semsim::config::machine_uncertainty_json(name, corners).dump();
+      },
+      py::arg("name"), py::arg("corners") = false,
+      "A machine's ranged parameters and topology alternatives, and a machine file per variant.");
   m.def(
       "engine_counters",
       [] {

@@ -1,6 +1,6 @@
 """The ``semsim`` command.
 
-  semsim run SCENARIO.json [--set KEY=VALUE ...] [-o OUT.json]
+  semsim run SCENARIO.json [--set KEY=VALUE ...] [-o OUT.json] [--uncertainty [--corners]]
   semsim native [SCENARIO.json] [--set ...] [-o OUT.json] [--cleanup]
   semsim compare SCENARIO.json... [--machine NAME] [--set ...] [-o DIR]
   semsim demo [--set ...] [-o DIR]
@@ -8,7 +8,7 @@
                [--semaphores LIST] [--repeats K] [--executor process|dask|ADDRESS]
                [-j N] [--set ...] [-o OUT.json|OUT.csv]
   semsim calibrate [-o MODEL.json] [--quick]
-  semsim reproduce [-o DIR] [--duration-ms MS] [--seeds K] [--only NAME,...] [-j N]
+  semsim reproduce [-o DIR] [--duration-ms MS] [--seeds K] [--only NAME,...] [-j N] [--uncertainty]
   semsim bench [--repeats K] [-o OUT.json]
   semsim run ... --profile [--folded FILE]
   semsim run ... --trace FILE.perfetto-trace [--trace-window A..B] [--trace-limit N]
@@ -139,6 +139,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reference-order", action="store_true",
                    help="no shortcut in the time core: every turn through the calendar "
                         "(slower; the same bytes, which the tests check)")
+    p.add_argument("--uncertainty", action="store_true",
+                   help="also simulate the machine's ranged assumptions and topology alternatives, one at "
+                        "a time; adds an `uncertainty` section to the result and a table to stderr")
+    p.add_argument("--corners", action="store_true",
+                   help="with --uncertainty: also every range at its low end, and every one at its high end")
 
     p = sub.add_parser("native", help="measure a scenario's workload on real SysV semaphores on this host",
                        epilog=fields_help,
@@ -201,6 +206,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--only", default=None,
                    help="comma-separated targets: xeon24, laptop4, aim9, swingbench, seed002, locks")
     p.add_argument("-j", "--workers", type=int, default=None, help="worker processes (default: CPU count)")
+    p.add_argument("--uncertainty", action="store_true",
+                   help="also give each check's predicted range over the machines' ranged assumptions and "
+                        "topology alternatives, and whether the published value lies in it")
     p = sub.add_parser("bench", help="simulator speed: semops per wall-second against the SimGrid floor")
     p.add_argument("--repeats", type=int, default=3, help="repeats per figure, median reported (default 3)")
     p.add_argument("-o", "--output", default=None, metavar="OUT.json", help="also write the figures as JSON")
@@ -286,11 +294,15 @@ STATUS = Status()
 def _cmd_run(args: argparse.Namespace) -> int:
     if args.folded and not args.profile:
         raise UsageError("run: --folded needs --profile")
+    if args.corners and not args.uncertainty:
+        raise UsageError("run: --corners needs --uncertainty")
     cli_views.run_trace(args)  # first: a bad --trace fails before the run prints anything
     if args.reference_order:
         api.set_reference_order(True)
     result = STATUS.run(f"simulating {Path(str(args.scenario)).name}", api.simulate, args.scenario,
                         sets=args.sets, detail=True)
+    if args.uncertainty:
+        result = _run_uncertainty(result, "corners" if args.corners else "each")
     if args.profile:
         # The profile takes stdout; the JSON result goes only where -o says.
         cli_views.print_profile(result.doc, args.folded)
@@ -299,8 +311,23 @@ def _cmd_run(args: argparse.Namespace) -> int:
     else:
         _write_result(result, args.output)
     _points_table(result, sys.stderr)
+    if args.uncertainty:
+        from . import uncertainty
+
+        uncertainty.table(result.doc["uncertainty"], sys.stderr)
     _say_model(result)
     return 0
+
+
+def _run_uncertainty(result: api.Result, mode: str) -> api.Result:
+    """``result`` with the prediction over its machine's ranges (semsim.uncertainty)."""
+    from . import uncertainty
+
+    def variants(progress: Any = None) -> api.Result:
+        done = (lambda n, total: progress(f"{n}/{total} variant runs done")) if progress else False
+        return uncertainty.with_uncertainty(result, mode, progress=done)
+
+    return STATUS.run("simulating the machine's variants", variants, detail=True)
 
 
 def _say_model(result: api.Result) -> None:
@@ -549,7 +576,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     settings = reproduce.settings_for(args.duration_ms, args.seeds)
     start = time.perf_counter()
     results = STATUS.run("reproducing the seeds' comparisons", reproduce.reproduce, settings, only, args.workers,
-                         detail=True)
+                         detail=True, **({"uncertainty": True} if args.uncertainty else {}))
     return reproduce.finish(results, args.output, settings, start)
 
 

@@ -51,6 +51,13 @@ class Check:
     published: str
     predicted: str
     passed: bool | None  # None: a prediction with nothing to check against here
+    # With --uncertainty (semsim.uncertainty.reproduce_ranges): the predicted range over the
+    # machine's ranged assumptions, the variant furthest from the nominal prediction, and
+    # whether the published number lies in the range (None: no single published number).
+    low: float | None = None
+    high: float | None = None
+    widest: str = ""
+    within: bool | None = None
 
 
 @dataclass
@@ -302,11 +309,15 @@ class TargetResult:
     rows: list[str] = field(default_factory=list)
     error: str = ""
     scenarios: list[dict[str, Any]] = field(default_factory=list)
+    variants: list[str] = field(default_factory=list)  # with --uncertainty: the variants simulated
 
 
 def reproduce(settings: Settings | None = None, only: list[str] | None = None,
-              workers: int | None = None, progress: Callable[[str], Any] | None = None) -> list[TargetResult]:
-    """Runs the targets; ``progress`` is told ``"<target>: N/M points done"`` per finished point."""
+              workers: int | None = None, progress: Callable[[str], Any] | None = None,
+              uncertainty: bool = False) -> list[TargetResult]:
+    """Runs the targets; ``progress`` is told ``"<target>: N/M points done"`` per finished point.
+    With ``uncertainty``, each check also gets its predicted range over the ranged
+    assumptions of the machines the target uses (semsim.uncertainty.reproduce_ranges)."""
     settings = settings or Settings()
     out = []
     for target in TARGETS:
@@ -322,6 +333,17 @@ def reproduce(settings: Settings | None = None, only: list[str] | None = None,
 
             results = run_all(res.scenarios, workers, done)
             res.checks, res.rows = target.evaluate(results)
+            if uncertainty:
+                from .uncertainty import reproduce_ranges
+
+                def vdone(n: int, total: int, name: str = target.name) -> None:
+                    if progress is not None:
+                        progress(f"{name}: {n}/{total} variant runs done")
+
+                try:
+                    res.variants = reproduce_ranges(target, res.scenarios, results, res.checks, workers, vdone)
+                except Exception as exc:  # the nominal checks stand; the report says why no range
+                    res.rows += ["", f"**Uncertainty not run:** {type(exc).__name__}: {exc}".splitlines()[0]]
         except Exception as exc:  # a missing generation or workload: reported, not fatal
             res.error = f"{type(exc).__name__}: {exc}".splitlines()[0]
         out.append(res)
@@ -340,10 +362,24 @@ def write_report(results: list[TargetResult], out_dir: Path, settings: Settings)
             lines += [f"**Not run:** {r.error}", ""]
             continue
         lines += r.rows + [""]
-        lines += ["| check | published | predicted | result |", "|---|---|---|---|"]
+        ranged = any(c.low is not None for c in r.checks)
+        if not ranged:
+            lines += ["| check | published | predicted | result |", "|---|---|---|---|"]
+        else:
+            lines += [f"Predicted range over {len(r.variants)} variants of the machines' ranged assumptions "
+                      "(cpu_models/README.md, \"Ranges and alternatives\"); \"in range\" says whether the "
+                      "published number lies in it.", "",
+                      "| check | published | predicted | range | in range | widest | result |",
+                      "|---|---|---|---|---|---|---|"]
         for c in r.checks:
             verdict = "prediction" if c.passed is None else ("pass" if c.passed else "**miss**")
-            lines.append(f"| {c.what} | {c.published} | {c.predicted} | {verdict} |")
+            if not ranged:
+                lines.append(f"| {c.what} | {c.published} | {c.predicted} | {verdict} |")
+                continue
+            span = "-" if c.low is None else f"[{c.low:.4g}, {c.high:.4g}]"
+            inside = "-" if c.within is None else ("yes" if c.within else "**no**")
+            lines.append(f"| {c.what} | {c.published} | {c.predicted} | {span} | {inside} | "
+                         f"{c.widest or '-'} | {verdict} |")
         lines.append("")
     path = out_dir / "reproduce.md"
     path.write_text("\n".join(lines))
@@ -380,6 +416,12 @@ def write_plots(results: list[TargetResult], out_dir: Path) -> list[Path]:
                 color=["tab:green" if p[3] else ("tab:red" if p[3] is False else "tab:blue") for p in pairs])
         ax.barh([y - 0.2 for y in ys], [p[1] if p[1] is not None else 0 for p in pairs], height=0.4,
                 label="published", color="tab:gray")
+        spans = [(y + 0.2, c) for y, c in zip(ys, [c for c in r.checks if _number(c.predicted) is not None])
+                 if c.low is not None]
+        if spans:  # --uncertainty: the predicted range over the machines' ranged assumptions
+            ax.errorbar([c.low for _, c in spans], [y for y, _ in spans],
+                        xerr=[[0] * len(spans), [c.high - c.low for _, c in spans]], fmt="none",
+                        ecolor="black", capsize=3, label="predicted range")
         ax.set_yticks(ys, [p[0] for p in pairs], fontsize=7)
         ax.invert_yaxis()
         ax.set_title(r.target.title + " (green pass, red miss, blue prediction)", fontsize=9)
@@ -411,6 +453,11 @@ def finish(results: list[TargetResult], out_dir: str, settings: Settings, starte
         print(f"{r.target.title}: " + (r.error or ", ".join(
             f"{'pass' if c.passed else 'MISS' if c.passed is False else 'pred'}" for c in r.checks)),
             file=sys.stderr)
+    ranged = [c for r in results for c in r.checks if c.within is not None]
+    if ranged:
+        inside = sum(1 for c in ranged if c.within)
+        print(f"uncertainty: the published value lies in the predicted range for {inside} of {len(ranged)} "
+              "checks with a published number", file=sys.stderr)
     print(f"{passed} checks pass, {missed} miss; report {path} "
           f"({time.perf_counter() - started:.1f} s)", file=sys.stderr)
     return 0

@@ -9,6 +9,7 @@
 
 #include "config/json_fields.hpp"
 #include "config/machine_decl.hpp"
+#include "config/machine_ranges.hpp"
 #include "core/errors.hpp"
 
 namespace fs = std::filesystem;
@@ -227,6 +228,13 @@ std::string data_dir() { return g_data_dir; }
 MachineParams parse_machine(const Json& doc, const std::string& where) {
   const std::string path = where;
   if (!doc.is_object()) fail(path, "a machine model must be a JSON object");
+  // Ranges and topology alternatives (machine_ranges.hpp) are not part of the nominal
+  // model: it is read, and hashed, without them; then they are checked.
+  if (has_uncertainty(doc)) {
+    MachineParams nominal = parse_machine(without_uncertainty(doc), where);
+    machine_uncertainty(doc, where);
+    return nominal;
+  }
   MachineParams m;
   m.hash = fnv1a64(doc.dump());
   m.name = doc.contains("name") ? as_string(doc["name"], path + ": name")
