@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "core/rng.hpp"
+#include "ipc/kernel_path.hpp"
 #include "ipc/kernel_policy.hpp"
 #include "ipc/sem_array.hpp"
 #include "machine/scheduler.hpp"
@@ -147,6 +148,11 @@ class KernelObserver {
     (void)wakee;
     (void)status;
   }
+  // A kernel function's own instructions were charged (kernel_path.hpp).
+  virtual void on_path(const machine::Task& t, PathFn f) {
+    (void)t;
+    (void)f;
+  }
 };
 
 class SemKernel {
@@ -217,6 +223,8 @@ class SemKernel {
   }
 
   // --- the kernel paths, for Generation and QueueOps
+  // Function f's own instructions (kernel_path.hpp), charged where it runs.
+  void path(machine::Task& t, PathFn f);
   void read(machine::Task& t, Field f, int sem = 0);
   void write(machine::Task& t, Field f, int sem = 0);
   void rmw(machine::Task& t, Field f, int sem = 0);
@@ -288,6 +296,8 @@ class SemKernel {
   int syscall(machine::Task& t, int result_if_fast, bool count);
   int do_semtimedop(machine::Task& t, std::span<const Sembuf> sops, const Tick* timeout);
   void ipc_obtain_object_check(machine::Task& t);
+  void ipcperms(machine::Task& t);
+  void security_sem_semop(machine::Task& t);
   ProcessState& find_alloc_undo(machine::Task& t);
   enum class SemctlCmd { GetVal, GetPid, GetNcnt, GetZcnt, GetAll, SetAll, SetVal, Rmid };
   // union semun: SETVAL's value, SETALL's values, GETALL's destination.

@@ -35,7 +35,13 @@ enum class Func : std::uint8_t {
   SemLock,        // sem_lock() outside the spinlock itself (flag reads, fences)
   RawSpinLock,    // _raw_spin_lock: the atomic and the spinning
   PerformAtomic,  // perform_atomic_semop / try_atomic_semop
-  DoSmartUpdate,  // do_smart_update / update_queue / set_semotime
+  DoSmartUpdate,  // do_smart_update / set_semotime
+  // Kernel functions of the per-function kernel path (sim/ipc/kernel_path.hpp):
+  UpdateQueue,        // update_queue
+  DoSmartWakeupZero,  // do_smart_wakeup_zero (3.11+ queues)
+  WakeConstOps,       // wake_const_ops (3.11+ queues)
+  IpcPerms,           // ipcperms (with security_ipc_permission)
+  SecuritySemop,      // security_sem_semop (the LSM hook)
   SemUnlock,      // spin_unlock
   Wakeup,         // try_to_wake_up and the wake queue
   Schedule,       // schedule(): context switch, going to sleep
