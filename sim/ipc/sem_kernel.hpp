@@ -2,7 +2,8 @@
 // the paths it runs (sem_lock, perform_atomic_semop, do_smart_update,
 // update_queue, the sleep and wakeup protocol), semctl() and exit_sem(),
 // charging each memory access to the cache line it touches and each step to
-// the kernel function that performs it.
+// the kernel function that performs it. Each kernel function also charges its
+// own instructions (path(), kernel_path.hpp) where the generation calls it.
 //
 // What differs between generations is isolated in two objects built from the
 // KernelPolicy: a Generation (the sem_lock()/sem_unlock() protocol,
