@@ -42,13 +42,13 @@ enum class Func : std::uint8_t {
   WakeConstOps,       // wake_const_ops (3.11+ queues)
   IpcPerms,           // ipcperms (with security_ipc_permission)
   SecuritySemop,      // security_sem_semop (the LSM hook)
-  SemUnlock,      // spin_unlock
-  Wakeup,         // try_to_wake_up and the wake queue
-  Schedule,       // schedule(): context switch, going to sleep
-  RawReadLock,    // _raw_read_lock: the reader's atomic and its spinning (rwlock)
-  RawWriteLock,   // _raw_write_lock: the writer's atomic and its spinning (rwlock)
-  RawRwUnlock,    // _raw_read_unlock / _raw_write_unlock
-  Interrupt,      // OS noise: ticks, interrupts, the hypervisor (no task's own work)
+  SemUnlock,          // spin_unlock
+  Wakeup,             // try_to_wake_up and the wake queue
+  Schedule,           // schedule(): context switch, going to sleep
+  RawReadLock,        // _raw_read_lock: the reader's atomic and its spinning (rwlock)
+  RawWriteLock,       // _raw_write_lock: the writer's atomic and its spinning (rwlock)
+  RawRwUnlock,        // _raw_read_unlock / _raw_write_unlock
+  Interrupt,          // OS noise: ticks, interrupts, the hypervisor (no task's own work)
   Count
 };
 constexpr int kFuncCount = static_cast<int>(Func::Count);
