@@ -162,22 +162,30 @@ Json derive_model(const Measurements& x, const SimulatedCall& simulated_call_ns)
   Json without_path = m;
   without_path["costs_ns"]["semop_kernel_path"]["value"] = 0;
   const double rest = simulated_call_ns(without_path, generation, simple_op);
-  const double closed = semop_check.median - rest;
+  // The path is charged per kernel function (sim/ipc/kernel_path.hpp), as a share of
+  // the reference path: what one probe call's functions take per ns of semop_kernel_path.
+  constexpr double kUnitNs = 1000;
+  Json unit_path = m;
+  unit_path["costs_ns"]["semop_kernel_path"]["value"] = kUnitNs;
+  const double share = (simulated_call_ns(unit_path, generation, simple_op) - rest) / kUnitNs;
+  const double closed = (semop_check.median - rest) / std::max(share, 1e-6);
   m["costs_ns"]["semop_kernel_path"] =
       param(std::max(1.0, closed),
             fmt::format("calibration probe semop_uncontended ({}: -1/+1 semops on a private "
                         "1-semaphore array) minus what the simulator charges for that call on this "
                         "model besides this path, {:.1f} ns (the system call, the semaphore lock, "
-                        "each kernel function's cache-line accesses, under {}){}; the derivation "
-                        "without a successful semop (semop_efbig + semctl_getval - "
+                        "each kernel function's cache-line accesses, under {}), over {:.4f}, the "
+                        "share of the reference path that call's kernel functions make up{}; the "
+                        "derivation without a successful semop (semop_efbig + semctl_getval - "
                         "semctl_getval_removed - getppid - 2 atomic_rmw) gave {:.1f} ns",
-                        stat_text(semop_check), rest, generation,
+                        stat_text(semop_check), rest, generation, share,
                         closed < 1 ? ": below 1 ns, raised to 1" : "", kpath.value));
   const Json wfz_op = {{"type", "sem-scalebench"}, {"mode", 1}, {"pin", "pinned"}};
   Json checks;
   checks["semop_uncontended_ns"] = probe_json(semop_check);
   checks["kernel_path_without_a_semop_ns"] = kpath.value;
   checks["simulated_rest_of_semop_ns"] = rest;
+  checks["kernel_path_share_of_semop"] = share;
   checks["semop_wait_for_zero_ns"] = probe_json(wfz_check);
   checks["simulated_wait_for_zero_ns"] = simulated_call_ns(m, generation, wfz_op);
   checks["note"] =

@@ -58,6 +58,7 @@ class ComplexModeGeneration final : public Generation {
   }
 
   int sem_lock(SemKernel& k, Task& t, std::span<const Sembuf> sops) override {
+    k.path(t, PathFn::SemLock);
     auto& sma = k.array();
     if (sops.size() != 1) {
       k.spin_lock(t, kGlobalLock);

@@ -95,6 +95,7 @@ class GlobalQueue final : public QueueOps {
 
   void do_smart_update(SemKernel& k, Task& t, std::span<const Sembuf> sops, bool otime,
                        WakeList& wake) override {
+    k.path(t, PathFn::DoSmartUpdate);
     auto& sma = k.array();
     k.read(t, Field::ComplexCount);
     if (sma.complex_count != 0 || sops.empty()) {

@@ -74,6 +74,7 @@ using machine::Task;
 class PerSemLockGeneration final : public Generation {
  public:
   int sem_lock(SemKernel& k, Task& t, std::span<const Sembuf> sops) override {
+    k.path(t, PathFn::SemLock);
     auto& sma = k.array();
     if (sops.size() == 1) {
       const int n = sops[0].sem_num;
@@ -135,6 +136,7 @@ class OneListQueue final : public QueueOps {
 
   void do_smart_update(SemKernel& k, Task& t, std::span<const Sembuf> sops, bool otime,
                        WakeList& wake) override {
+    k.path(t, PathFn::DoSmartUpdate);
     if (k.policy().missed_wakeup_fix)
       do_smart_update_fixed(k, t, sops, otime, wake);
     else

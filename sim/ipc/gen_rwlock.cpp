@@ -45,6 +45,7 @@ using machine::Task;
 class RwLockGeneration final : public Generation {
  public:
   int sem_lock(SemKernel& k, Task& t, std::span<const Sembuf> sops) override {
+    k.path(t, PathFn::SemLock);
     auto& sma = k.array();
     if (sops.size() == 1) {
       k.read_lock(t);

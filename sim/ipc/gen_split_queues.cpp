@@ -96,6 +96,7 @@ class MergedQueue final : public QueueOps {
 
   void do_smart_update(SemKernel& k, Task& t, std::span<const Sembuf> sops, bool otime,
                        WakeList& wake) override {
+    k.path(t, PathFn::DoSmartUpdate);
     auto& sma = k.array();
     otime |= do_smart_wakeup_zero(k, t, sops, wake);
     k.read(t, Field::Pending);
@@ -145,6 +146,8 @@ class MergedQueue final : public QueueOps {
   // wake_const_ops(): every wait-for-zero sleeper of the list that can now
   // complete (or fails) is woken.
   bool wake_const_ops(SemKernel& k, Task& t, int semnum, WakeList& wake) {
+    machine::InFunc in(t, machine::Func::WakeConstOps);
+    k.path(t, PathFn::WakeConstOps);
     auto& sma = k.array();
     SemList& list =
         semnum < 0 ? sma.global_const : sma.pending_const[static_cast<std::size_t>(semnum)];
@@ -166,6 +169,8 @@ class MergedQueue final : public QueueOps {
   // sops is NULL) that is now 0, its wait-for-zero sleepers, then the
   // array's if any reached 0.
   bool do_smart_wakeup_zero(SemKernel& k, Task& t, std::span<const Sembuf> sops, WakeList& wake) {
+    machine::InFunc in(t, machine::Func::DoSmartWakeupZero);
+    k.path(t, PathFn::DoSmartWakeupZero);
     auto& sma = k.array();
     bool completed = false;
     bool got_zero = false;
@@ -191,6 +196,8 @@ class MergedQueue final : public QueueOps {
   }
 
   bool update_queue(SemKernel& k, Task& t, int semnum, WakeList& wake) {
+    machine::InFunc in(t, machine::Func::UpdateQueue);
+    k.path(t, PathFn::UpdateQueue);
     auto& sma = k.array();
     SemList& list =
         semnum < 0 ? sma.global_alter : sma.pending_alter[static_cast<std::size_t>(semnum)];

@@ -50,6 +50,7 @@ using machine::Task;
 class WaitArrayGeneration final : public Generation {
  public:
   int sem_lock(SemKernel& k, Task& t, std::span<const Sembuf> sops) override {
+    k.path(t, PathFn::SemLock);
     auto& sma = k.array();
     if (sops.size() != 1) {
       // Complex operation: the full lock, then wait for the simple ops in flight.

@@ -69,27 +69,27 @@ namespace {
 // struct sem_array, offsets from sma (x86-64, no lock debugging; reference 2.2/2.3).
 struct SmaTable {
   ArrayLayoutKind kind;
-  int lock, perm, security, otime, sem_base, pending, nsems, complex_count, mode_flag;
+  int lock, perm, seq, security, otime, sem_base, pending, nsems, complex_count, mode_flag;
   int size;     // sizeof(struct sem_array): where sem_base points (&sma[1])
   bool embeds;  // 4.13+: struct sem sems[] at +size
 };
 constexpr SmaTable kSmaTables[] = {
-    // kern_ipc_perm (56 B: lock, deleted/id/key/ids/mode/seq, security), sem_otime +56,
+    // kern_ipc_perm (56 B: lock, deleted/id/key/ids/mode, seq +40, security +48), sem_otime +56,
     // sem_ctime +64, sem_base +72, sem_pending +80, list_id +96, sem_nsems +112,
     // complex_count +116; 120 B, rounded to 128 by the aligned sem_perm.
-    {ArrayLayoutKind::V3_9, 0, 4, 48, 56, 72, 80, 112, 116, -1, 128, false},
+    {ArrayLayoutKind::V3_9, 0, 4, 40, 48, 56, 72, 80, 112, 116, -1, 128, false},
     // The same with pending_alter +80 and pending_const +96: list_id +112,
     // sem_nsems +128, complex_count +132; 136 B, rounded to 192.
-    {ArrayLayoutKind::V3_10Split, 0, 4, 48, 56, 72, 80, 128, 132, -1, 192, false},
+    {ArrayLayoutKind::V3_10Split, 0, 4, 40, 48, 56, 72, 80, 128, 132, -1, 192, false},
     // No sem_otime: sem_ctime +56, sem_base +64, pending_alter +72, pending_const +88,
     // list_id +104, sem_nsems +120, complex_count +124; 128 B.
-    {ArrayLayoutKind::V3_11, 0, 4, 48, -1, 64, 72, 120, 124, -1, 128, false},
+    {ArrayLayoutKind::V3_11, 0, 4, 40, 48, -1, 64, 72, 120, 124, -1, 128, false},
     // + complex_mode / use_global_lock at +128: 192 B.
-    {ArrayLayoutKind::V4_8, 0, 4, 48, -1, 64, 72, 120, 124, 128, 192, false},
+    {ArrayLayoutKind::V4_8, 0, 4, 40, 48, -1, 64, 72, 120, 124, 128, 192, false},
     // kern_ipc_perm grows to 128 B (khtnode, rcu, refcount on line 1), sem_ctime +128,
     // pending_alter +136, pending_const +152, list_id +168, sem_nsems +184,
     // complex_count +188, use_global_lock +192, sems[] at +256.
-    {ArrayLayoutKind::Current, 0, 4, 48, -1, -1, 136, 184, 188, 192, 256, true},
+    {ArrayLayoutKind::Current, 0, 4, 40, 48, -1, -1, 136, 184, 188, 192, 256, true},
 };
 
 // struct sem, offsets inside it.
@@ -183,6 +183,7 @@ ArrayLayout layout_for(const KernelPolicy& p) {
   ArrayLayout l;
   l.lock = at(sma.lock);
   l.perm = at(sma.perm);
+  l.seq = at(sma.seq);
   l.security = at(sma.security);
   l.otime = p.otime == OtimeLocation::Array ? at(sma.otime) : -1;
   l.sem_base = at(sma.sem_base);

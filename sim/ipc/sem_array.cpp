@@ -15,7 +15,9 @@ const char* field_name(Field f) {
     case Field::Lock:
       return "sem_perm.lock";
     case Field::Perm:
-      return "sem_perm (deleted/seq/perms)";
+      return "sem_perm (deleted/perms)";
+    case Field::Seq:
+      return "sem_perm.seq";
     case Field::Security:
       return "sem_perm.security";
     case Field::Otime:
@@ -68,7 +70,8 @@ SemArray::SemArray(const KernelPolicy& p, const ArrayLayout& l, const machine::T
                                       : line.name() + ", " + field);
   };
   name(l.lock, p.sem_lock == LockProtocol::RwLock ? "rwlock" : "sem_perm.lock");
-  name(l.perm, "perm/seq");
+  name(l.perm, "perm");
+  name(l.seq, "seq");
   name(l.security, "security");
   name(l.otime, "sem_otime");
   name(l.sem_base, "sem_base");
@@ -105,6 +108,8 @@ int SemArray::offset_of(Field f, int sem) const {
       return layout.lock;
     case Field::Perm:
       return layout.perm;
+    case Field::Seq:
+      return layout.seq;
     case Field::Security:
       return layout.security;
     case Field::Otime:

@@ -41,7 +41,8 @@ constexpr int kCacheLineBytes = 64;
 // Byte offsets from the start of the allocation (header included); -1: no such field.
 struct ArrayLayout {
   int lock = 0;       // sem_perm.lock (the rwlock in the March 2013 series)
-  int perm = 0;       // deleted, id, seq, uid..mode: ipc_checkid(), ipcperms()
+  int perm = 0;       // deleted, id, uid..mode: ipc_valid_object(), ipcperms()
+  int seq = 0;        // sem_perm.seq: ipc_checkid() in ipc_obtain_object_check()
   int security = 0;   // sem_perm.security: the LSM hook
   int otime = -1;     // sma->sem_otime (<= 3.10)
   int sem_base = -1;  // sma->sem_base pointer (<= 4.12)
@@ -64,7 +65,8 @@ struct ArrayLayout {
 // The fields a memory access can name, for the trace hook and the line map.
 enum class Field : std::uint8_t {
   Lock,          // sem_perm.lock (or the rwlock word)
-  Perm,          // deleted / seq / permissions
+  Perm,          // deleted / permissions (uid, gid, mode)
+  Seq,           // sem_perm.seq (ipc_checkid)
   Security,      // sem_perm.security
   Otime,         // sma->sem_otime
   SemBase,       // sma->sem_base

@@ -120,6 +120,11 @@ void SemKernel::access(Task& t, Field f, machine::CacheLine& line, AccessKind ki
   trace(t, f, -1, -1, kind);
 }
 
+void SemKernel::path(Task& t, PathFn f) {
+  t.charge(path_ticks(topo_.params().semop_kernel_path, f));
+  if (observer_ != nullptr) observer_->on_path(t, f);
+}
+
 void SemKernel::fence(Task& t) {
   t.charge(topo_.params().full_fence);
   trace(t, Field::Barrier, -1, -1, AccessKind::Fence);
@@ -319,6 +324,7 @@ int SemKernel::perform_atomic_semop(Task& t, SemQueue& q) {
     in.emplace(t, Func::PerformAtomic);
   else
     access(t, Field::SleeperStack, *q.stack_line, AccessKind::Read);
+  path(t, PathFn::PerformAtomicSemop);
   for (const auto& sop : q.sops) read(t, Field::SemVal, sop.sem_num);
   const int result =
       ipc::perform_atomic_semop(sma_.semval, q.sops, semadj_span(q.process, q.undo), &q.blocking);
@@ -334,6 +340,7 @@ int SemKernel::perform_atomic_semop(Task& t, SemQueue& q) {
 }
 
 void SemKernel::set_semotime(Task& t, std::span<const Sembuf> sops) {
+  path(t, PathFn::SetSemotime);
   if (sma_.policy.otime == OtimeLocation::PerSem)
     write(t, Field::SemOtime, sops.empty() ? 0 : sops[0].sem_num);
   else
@@ -427,11 +434,22 @@ int SemKernel::semtimedop(Task& t, std::span<const Sembuf> sops, Tick timeout) {
 }
 
 void SemKernel::ipc_obtain_object_check(Task& t) {
-  // idr_find() + ipc_checkid() (seq), the EFBIG check (sem_nsems), ipcperms()
-  // and security_sem_semop() (security).
+  // idr_find() + ipc_checkid(): sem_perm.seq (in 3.10 on the line of sem_otime).
   InFunc in(t, Func::IpcObtain);
+  path(t, PathFn::IpcObtainObjectCheck);
+  read(t, Field::Seq);
+}
+
+void SemKernel::ipcperms(Task& t) {
+  // uid/gid/mode, and security_ipc_permission().
+  InFunc in(t, Func::IpcPerms);
+  path(t, PathFn::Ipcperms);
   read(t, Field::Perm);
-  read(t, Field::Nsems);
+}
+
+void SemKernel::security_sem_semop(Task& t) {
+  InFunc in(t, Func::SecuritySemop);
+  path(t, PathFn::SecuritySemSemop);
   read(t, Field::Security);
 }
 
@@ -459,6 +477,7 @@ int SemKernel::sem_lock(Task& t, std::span<const Sembuf> sops) {
 
 void SemKernel::sem_unlock(Task& t, int locknum) {
   sched_point(t, "sem_unlock");
+  path(t, PathFn::SemUnlock);
   if (locknum == Generation::kGlobalLock) queues_->unmerge_queues(*this, t);
   // The section ends when the release store of the lock that gave the
   // exclusion (the first lock sem_unlock() drops) has landed: until then the
@@ -480,19 +499,27 @@ void SemKernel::cs_released(Task& t) {
 int SemKernel::do_semtimedop(Task& t, std::span<const Sembuf> sops, const Tick* timeout) {
   InFunc body(t, Func::SysSemtimedop);
   sched_point(t, "syscall");
-  // copy_from_user, the sops scan, security hooks: the lumped kernel path.
-  t.charge(topo_.params().semop_kernel_path);
+  // The body's own code: copy_from_user of the sops, the scan, the checks.
+  path(t, PathFn::SyscallBody);
   if (const int err = check_semop_nsops(sops.size(), kSemopmDefault); err != 0) return err;
   if (sma_.deleted) return -EINVAL;  // the id no longer resolves
   const bool undo = sops_undo(sops);
   const bool alter = sops_alter(sops);
   if (undo) find_alloc_undo(t);
-  if (!gen_->lookup_under_lock()) ipc_obtain_object_check(t);
+  // The lookup and the permission checks: before the lock from 3.10, under
+  // ipc_lock_check() before.
+  const auto lookup_and_checks = [&] {
+    ipc_obtain_object_check(t);
+    read(t, Field::Nsems);  // max >= sma->sem_nsems: EFBIG
+    ipcperms(t);
+    security_sem_semop(t);
+  };
+  if (!gen_->lookup_under_lock()) lookup_and_checks();
   if (const int err = check_semop_args(sops, sma_.nsems(), kSemopmDefault); err != 0) return err;
 
   int locknum = sem_lock(t, sops);
   if (gen_->lookup_under_lock())
-    ipc_obtain_object_check(t);
+    lookup_and_checks();
   else
     read(t, Field::Perm);  // ipc_valid_object(): sem_perm.deleted
   if (sma_.deleted) {
@@ -603,8 +630,11 @@ bool SemKernel::signal(Task& sender, Task& target) {
 
 int SemKernel::lock_array_for_semctl(Task& t) {
   sched_point(t, "syscall");
-  t.charge(topo_.params().semop_kernel_path);
+  path(t, PathFn::SyscallBody);
   ipc_obtain_object_check(t);
+  read(t, Field::Nsems);
+  ipcperms(t);
+  security_sem_semop(t);  // security_sem_semctl(), the same hook's cost
   return sem_lock(t, {});
 }
 
@@ -810,7 +840,7 @@ void SemKernel::exit_process(Task& t) {
     if (it != processes_.end()) processes_.erase(it);
     return;
   }
-  t.charge(topo_.params().semop_kernel_path);
+  path(t, PathFn::SyscallBody);  // exit_sem()'s own code
   const int locknum = sem_lock(t, {});
   WakeList wake;
   // The process's other threads were killed in their sleep: they unlink

@@ -2,7 +2,8 @@
 // the paths it runs (sem_lock, perform_atomic_semop, do_smart_update,
 // update_queue, the sleep and wakeup protocol), semctl() and exit_sem(),
 // charging each memory access to the cache line it touches and each step to
-// the kernel function that performs it.
+// the kernel function that performs it. Each kernel function also charges its
+// own instructions (path(), kernel_path.hpp) where the generation calls it.
 //
 // What differs between generations is isolated in two objects built from the
 // KernelPolicy: a Generation (the sem_lock()/sem_unlock() protocol,
@@ -48,6 +49,7 @@
 #include <vector>
 
 #include "core/rng.hpp"
+#include "ipc/kernel_path.hpp"
 #include "ipc/kernel_policy.hpp"
 #include "ipc/sem_array.hpp"
 #include "machine/scheduler.hpp"
@@ -147,6 +149,11 @@ class KernelObserver {
     (void)wakee;
     (void)status;
   }
+  // A kernel function's own instructions were charged (kernel_path.hpp).
+  virtual void on_path(const machine::Task& t, PathFn f) {
+    (void)t;
+    (void)f;
+  }
 };
 
 class SemKernel {
@@ -217,6 +224,8 @@ class SemKernel {
   }
 
   // --- the kernel paths, for Generation and QueueOps
+  // Function f's own instructions (kernel_path.hpp), charged where it runs.
+  void path(machine::Task& t, PathFn f);
   void read(machine::Task& t, Field f, int sem = 0);
   void write(machine::Task& t, Field f, int sem = 0);
   void rmw(machine::Task& t, Field f, int sem = 0);
@@ -288,6 +297,8 @@ class SemKernel {
   int syscall(machine::Task& t, int result_if_fast, bool count);
   int do_semtimedop(machine::Task& t, std::span<const Sembuf> sops, const Tick* timeout);
   void ipc_obtain_object_check(machine::Task& t);
+  void ipcperms(machine::Task& t);
+  void security_sem_semop(machine::Task& t);
   ProcessState& find_alloc_undo(machine::Task& t);
   enum class SemctlCmd { GetVal, GetPid, GetNcnt, GetZcnt, GetAll, SetAll, SetVal, Rmid };
   // union semun: SETVAL's value, SETALL's values, GETALL's destination.

@@ -30,6 +30,8 @@ inline bool check_restart_3x(const SemArray& sma, const SemQueue& q) {
 // restarts if check_restart() says so. Returns whether any op completed.
 inline bool update_queue_3x(QueueOps& queues, SemKernel& k, machine::Task& t, int semnum,
                             WakeList& wake) {
+  machine::InFunc in(t, machine::Func::UpdateQueue);
+  k.path(t, PathFn::UpdateQueue);
   auto& sma = k.array();
   SemList& list =
       semnum < 0 ? sma.global_alter : sma.pending_alter[static_cast<std::size_t>(semnum)];

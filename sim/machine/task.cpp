@@ -20,6 +20,16 @@ const char* func_name(Func f) {
       return "perform_atomic_semop";
     case Func::DoSmartUpdate:
       return "do_smart_update";
+    case Func::UpdateQueue:
+      return "update_queue";
+    case Func::DoSmartWakeupZero:
+      return "do_smart_wakeup_zero";
+    case Func::WakeConstOps:
+      return "wake_const_ops";
+    case Func::IpcPerms:
+      return "ipcperms";
+    case Func::SecuritySemop:
+      return "security_sem_semop";
     case Func::SemUnlock:
       return "_raw_spin_unlock";
     case Func::Wakeup:

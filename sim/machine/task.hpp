@@ -35,14 +35,20 @@ enum class Func : std::uint8_t {
   SemLock,        // sem_lock() outside the spinlock itself (flag reads, fences)
   RawSpinLock,    // _raw_spin_lock: the atomic and the spinning
   PerformAtomic,  // perform_atomic_semop / try_atomic_semop
-  DoSmartUpdate,  // do_smart_update / update_queue / set_semotime
-  SemUnlock,      // spin_unlock
-  Wakeup,         // try_to_wake_up and the wake queue
-  Schedule,       // schedule(): context switch, going to sleep
-  RawReadLock,    // _raw_read_lock: the reader's atomic and its spinning (rwlock)
-  RawWriteLock,   // _raw_write_lock: the writer's atomic and its spinning (rwlock)
-  RawRwUnlock,    // _raw_read_unlock / _raw_write_unlock
-  Interrupt,      // OS noise: ticks, interrupts, the hypervisor (no task's own work)
+  DoSmartUpdate,  // do_smart_update / set_semotime
+  // Kernel functions of the per-function kernel path (sim/ipc/kernel_path.hpp):
+  UpdateQueue,        // update_queue
+  DoSmartWakeupZero,  // do_smart_wakeup_zero (3.11+ queues)
+  WakeConstOps,       // wake_const_ops (3.11+ queues)
+  IpcPerms,           // ipcperms (with security_ipc_permission)
+  SecuritySemop,      // security_sem_semop (the LSM hook)
+  SemUnlock,          // spin_unlock
+  Wakeup,             // try_to_wake_up and the wake queue
+  Schedule,           // schedule(): context switch, going to sleep
+  RawReadLock,        // _raw_read_lock: the reader's atomic and its spinning (rwlock)
+  RawWriteLock,       // _raw_write_lock: the writer's atomic and its spinning (rwlock)
+  RawRwUnlock,        // _raw_read_unlock / _raw_write_unlock
+  Interrupt,          // OS noise: ticks, interrupts, the hypervisor (no task's own work)
   Count
 };
 constexpr int kFuncCount = static_cast<int>(Func::Count);

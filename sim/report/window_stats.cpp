@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "report/kernel_symbols.hpp"
 #include "report/lockstat.hpp"
 
 namespace semsim::report {
@@ -48,50 +49,6 @@ void WindowStats::end(Tick now) {
 }
 
 namespace {
-
-// The canonical call path of each function, perf-style (outermost first), for
-// the folded stacks flamegraph tools read. The model attributes time to the
-// innermost function only, so each function has one path; the spinlock's
-// caller follows the generation (ipc_lock() in <= 3.9, sem_lock() after).
-std::string stack_of(machine::Func f, bool global_lock_protocol) {
-  const std::string sys = "entry_SYSCALL_64;do_semtimedop";
-  const std::string lock_caller = global_lock_protocol ? sys + ";ipc_lock" : sys + ";sem_lock";
-  switch (f) {
-    case machine::Func::User:
-      return "[user]";
-    case machine::Func::SyscallEntry:
-      return "entry_SYSCALL_64";
-    case machine::Func::SysSemtimedop:
-      return sys;
-    case machine::Func::IpcObtain:
-      return sys + (global_lock_protocol ? ";ipc_lock" : ";ipc_obtain_object_check");
-    case machine::Func::SemLock:
-      return sys + ";sem_lock";
-    case machine::Func::RawSpinLock:
-      return lock_caller + ";_raw_spin_lock";
-    case machine::Func::PerformAtomic:
-      return sys + ";perform_atomic_semop";
-    case machine::Func::DoSmartUpdate:
-      return sys + ";do_smart_update";
-    case machine::Func::SemUnlock:
-      return sys + ";sem_unlock;_raw_spin_unlock";
-    case machine::Func::Wakeup:
-      return sys + ";wake_up_sem_queue_do;try_to_wake_up";
-    case machine::Func::Schedule:
-      return sys + ";schedule";
-    case machine::Func::RawReadLock:
-      return sys + ";sem_lock;_raw_read_lock";
-    case machine::Func::RawWriteLock:
-      return sys + ";sem_lock;_raw_write_lock";
-    case machine::Func::RawRwUnlock:
-      return sys + ";sem_unlock;_raw_read_unlock";
-    case machine::Func::Interrupt:
-      return "[irq]";
-    case machine::Func::Count:
-      break;
-  }
-  return "?";
-}
 
 Json lock_json(const std::string& name, const machine::LockStats& s) {
   auto per = [&](Tick t) {
@@ -159,21 +116,33 @@ Json WindowStats::to_json() const {
       capacity > 0 ? std::max(0.0, 1.0 - static_cast<double>(busy) / capacity) : 0.0;
   point["cpu_breakdown"] = breakdown;
 
-  // perf-report-like profile: share of busy CPU time per kernel function.
+  // perf-report-like profile: share of busy CPU time per kernel symbol (the
+  // generation's names, inlined functions in their caller's row: kernel_symbols.hpp).
   Json profile = Json::array();
-  std::vector<std::pair<Tick, int>> order;
-  for (int f = 0; f < machine::kFuncCount; ++f)
-    order.emplace_back(by_func[static_cast<std::size_t>(f)], f);
-  std::stable_sort(order.begin(), order.end(), [](auto& x, auto& y) { return x.first > y.first; });
-  for (auto [t, f] : order) {
+  struct Row {
+    std::string symbol, stack;
+    Tick t = 0;
+  };
+  std::vector<Row> rows;
+  for (int f = 0; f < machine::kFuncCount; ++f) {
+    const Tick t = by_func[static_cast<std::size_t>(f)];
     if (t == 0) continue;
     const auto func = static_cast<machine::Func>(f);
-    profile.push_back(
-        {{"function", machine::func_name(func)},
-         {"stack", stack_of(func, sma_.policy.sem_lock == ipc::LockProtocol::GlobalLock)},
-         {"cpu_ns", ticks_to_ns(t)},
-         {"share", busy ? static_cast<double>(t) / static_cast<double>(busy) : 0.0}});
+    const std::string symbol = kernel_symbol(func, sma_.policy);
+    auto it =
+        std::find_if(rows.begin(), rows.end(), [&](const Row& r) { return r.symbol == symbol; });
+    if (it == rows.end())
+      rows.push_back({symbol, kernel_stack(func, sma_.policy), t});
+    else
+      it->t += t;
   }
+  std::stable_sort(rows.begin(), rows.end(), [](const Row& x, const Row& y) { return x.t > y.t; });
+  for (const Row& r : rows)
+    profile.push_back(
+        {{"function", r.symbol},
+         {"stack", r.stack},
+         {"cpu_ns", ticks_to_ns(r.t)},
+         {"share", busy ? static_cast<double>(r.t) / static_cast<double>(busy) : 0.0}});
   point["profile"] = profile;
 
   Json locks = Json::array();

@@ -99,7 +99,7 @@ TEST(Traffic, GlobalLock39) {
   EXPECT_EQ(count(ev, AccessKind::Write, Field::SemVal), 1);  // semval and sempid
   EXPECT_EQ(count_kind(ev, AccessKind::Fence), 0);
   EXPECT_EQ(describe(ev),
-            "A:sem_perm.lock@0 R:sem_perm (deleted/seq/perms)@0 R:sma->sem_nsems@2 "
+            "A:sem_perm.lock@0 R:sem_perm.seq@0 R:sma->sem_nsems@2 R:sem_perm (deleted/perms)@0 "
             "R:sem_perm.security@1 R:sma->sem_base@1 R:sem->semval@2 W:sem->semval@2 "
             "R:sma->complex_count@2 R:sem->pending@2 W:sma->sem_otime@1 W:sem_perm.lock@0");
 }
@@ -121,7 +121,8 @@ TEST(Traffic, PerSemLock310) {
     const auto& p = *find_generation(id);
     const auto ev = one_simple_op(p);
     // R complex_count x2 (sem_lock), R lock word (spin_is_locked), R sem_base;
-    // W sem_otime; A/W sem lock on a line shared with the neighbour.
+    // W sem_otime; A/W sem lock on a line shared with the neighbour. The 24-byte
+    // ipc_rcu header puts sem_perm.seq (ipc_checkid) on line 1, with sem_otime.
     EXPECT_EQ(array_lines(p, ev), (Lines{{0, {"R"}}, {1, {"R", "W"}}, {2, {"R"}}})) << id;
     EXPECT_GE(count(ev, AccessKind::Read, Field::ComplexCount), 3) << id;
     EXPECT_EQ(count(ev, AccessKind::Read, Field::Lock), 1) << id;
@@ -131,11 +132,11 @@ TEST(Traffic, PerSemLock310) {
     EXPECT_EQ(count_kind(ev, AccessKind::Fence), 0) << id;
   }
   EXPECT_EQ(describe(one_simple_op(*find_generation("per_sem_lock"))),
-            "R:sem_perm (deleted/seq/perms)@0 R:sma->sem_nsems@2 R:sem_perm.security@1 "
-            "R:sma->complex_count@2 A:sem->lock@2 R:sma->complex_count@2 R:sem_perm.lock@0 "
-            "R:sem_perm (deleted/seq/perms)@0 R:sma->sem_base@1 R:sem->semval@2 W:sem->semval@2 "
-            "R:sma->complex_count@2 R:sem->pending@2 R:sma->complex_count@2 W:sma->sem_otime@1 "
-            "W:sem->lock@2");
+            "R:sem_perm.seq@1 R:sma->sem_nsems@2 R:sem_perm (deleted/perms)@0 "
+            "R:sem_perm.security@1 R:sma->complex_count@2 A:sem->lock@2 R:sma->complex_count@2 "
+            "R:sem_perm.lock@0 R:sem_perm (deleted/perms)@0 R:sma->sem_base@1 R:sem->semval@2 "
+            "W:sem->semval@2 R:sma->complex_count@2 R:sem->pending@2 R:sma->complex_count@2 "
+            "W:sma->sem_otime@1 W:sem->lock@2");
 }
 
 TEST(Traffic, SplitQueues) {
@@ -156,10 +157,11 @@ TEST(Traffic, MovedOtime311) {
   EXPECT_EQ(count(ev, AccessKind::Write, Field::Otime), 0);
   EXPECT_EQ(count_kind(ev, AccessKind::Fence), 0);
   EXPECT_EQ(describe(ev),
-            "R:sem_perm (deleted/seq/perms)@1 R:sma->sem_nsems@2 R:sem_perm.security@1 "
-            "R:sma->complex_count@2 A:sem->lock@3 R:sma->complex_count@2 R:sem_perm.lock@1 "
-            "R:sem_perm (deleted/seq/perms)@1 R:sma->sem_base@2 R:sem->semval@3 W:sem->semval@3 "
-            "R:sem->semval@3 R:sma->pending@2 R:sem->pending@3 W:sem->sem_otime@3 W:sem->lock@3");
+            "R:sem_perm.seq@1 R:sma->sem_nsems@2 R:sem_perm (deleted/perms)@1 "
+            "R:sem_perm.security@1 R:sma->complex_count@2 A:sem->lock@3 R:sma->complex_count@2 "
+            "R:sem_perm.lock@1 R:sem_perm (deleted/perms)@1 R:sma->sem_base@2 R:sem->semval@3 "
+            "W:sem->semval@3 R:sem->semval@3 R:sma->pending@2 R:sem->pending@3 "
+            "W:sem->sem_otime@3 W:sem->lock@3");
 }
 
 TEST(Traffic, WaitArray312To48) {
@@ -171,9 +173,9 @@ TEST(Traffic, WaitArray312To48) {
   EXPECT_EQ(count(ev, AccessKind::Read, Field::Lock), 1);
   EXPECT_EQ(count_kind(ev, AccessKind::Fence), 1);
   EXPECT_EQ(describe(ev),
-            "R:sem_perm (deleted/seq/perms)@1 R:sma->sem_nsems@2 R:sem_perm.security@1 "
-            "R:sma->complex_count@2 A:sem->lock@3 R:sem_perm.lock@1 F:barrier "
-            "R:sma->complex_count@2 R:sem_perm (deleted/seq/perms)@1 R:sma->sem_base@2 "
+            "R:sem_perm.seq@1 R:sma->sem_nsems@2 R:sem_perm (deleted/perms)@1 "
+            "R:sem_perm.security@1 R:sma->complex_count@2 A:sem->lock@3 R:sem_perm.lock@1 "
+            "F:barrier R:sma->complex_count@2 R:sem_perm (deleted/perms)@1 R:sma->sem_base@2 "
             "R:sem->semval@3 W:sem->semval@3 R:sem->semval@3 R:sma->pending@2 R:sem->pending@3 "
             "W:sem->sem_otime@3 W:sem->lock@3");
   KernelPolicy rmb = p;
@@ -192,9 +194,9 @@ TEST(Traffic, ComplexMode49) {
   EXPECT_EQ(count(ev, AccessKind::Read, Field::ComplexCount), 0);
   EXPECT_EQ(count_kind(ev, AccessKind::Fence), 1);
   EXPECT_EQ(describe(ev),
-            "R:sem_perm (deleted/seq/perms)@1 R:sma->sem_nsems@2 R:sem_perm.security@1 "
-            "R:complex_mode/use_global_lock@3 A:sem->lock@4 F:barrier "
-            "R:complex_mode/use_global_lock@3 R:sem_perm (deleted/seq/perms)@1 R:sma->sem_base@2 "
+            "R:sem_perm.seq@1 R:sma->sem_nsems@2 R:sem_perm (deleted/perms)@1 "
+            "R:sem_perm.security@1 R:complex_mode/use_global_lock@3 A:sem->lock@4 F:barrier "
+            "R:complex_mode/use_global_lock@3 R:sem_perm (deleted/perms)@1 R:sma->sem_base@2 "
             "R:sem->semval@4 W:sem->semval@4 R:sem->semval@4 R:sma->pending@2 R:sem->pending@4 "
             "W:sem->sem_otime@4 W:sem->lock@4");
 }
@@ -209,10 +211,10 @@ TEST(Traffic, Hysteresis411AndCurrent) {
   EXPECT_EQ(count_kind(ev, AccessKind::Fence), 0);
   EXPECT_EQ(count(ev, AccessKind::Read, Field::SemBase), 0);  // struct sem embedded (4.13)
   EXPECT_EQ(describe(ev),
-            "R:sem_perm (deleted/seq/perms)@0 R:sma->sem_nsems@2 R:sem_perm.security@0 "
-            "R:sma->sem_nsems@2 R:complex_mode/use_global_lock@3 A:sem->lock@4 "
-            "R:complex_mode/use_global_lock@3 R:sem_perm (deleted/seq/perms)@0 R:sem->semval@4 "
-            "W:sem->semval@4 R:sem->semval@4 R:sma->pending@2 R:sem->pending@4 "
+            "R:sem_perm.seq@0 R:sma->sem_nsems@2 R:sem_perm (deleted/perms)@0 "
+            "R:sem_perm.security@0 R:sma->sem_nsems@2 R:complex_mode/use_global_lock@3 "
+            "A:sem->lock@4 R:complex_mode/use_global_lock@3 R:sem_perm (deleted/perms)@0 "
+            "R:sem->semval@4 W:sem->semval@4 R:sem->semval@4 R:sma->pending@2 R:sem->pending@4 "
             "W:sem->sem_otime@4 W:sem->lock@4");
 }
 

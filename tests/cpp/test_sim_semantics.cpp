@@ -671,7 +671,7 @@ TEST_P(EveryGeneration, ArgumentErrors) {
 // perform_atomic_semop() serves both callers: semtimedop()'s own attempt is
 // charged to perform_atomic_semop and reads no sleeper's stack; a waker's
 // retry of a sleeper's operation reads that sleeper's sem_queue first and is
-// charged to do_smart_update().
+// charged to the function that scans the queue (update_queue()).
 TEST_P(EveryGeneration, PerformAtomicSemopForTheCallerAndForASleeper) {
   struct Access {
     Field field;
@@ -710,8 +710,8 @@ TEST_P(EveryGeneration, PerformAtomicSemopForTheCallerAndForASleeper) {
                                   [](const Access& a) { return a.field == Field::SleeperStack; });
   ASSERT_NE(stack, rec.seen.end());
   ASSERT_LT(stack + 1, rec.seen.end());
-  EXPECT_EQ(*stack, (Access{Field::SleeperStack, AccessKind::Read, Func::DoSmartUpdate}));
-  EXPECT_EQ(stack[1], (Access{Field::SemVal, AccessKind::Read, Func::DoSmartUpdate}));
+  EXPECT_EQ(*stack, (Access{Field::SleeperStack, AccessKind::Read, Func::UpdateQueue}));
+  EXPECT_EQ(stack[1], (Access{Field::SemVal, AccessKind::Read, Func::UpdateQueue}));
 }
 
 // semctl() on a removed array fails in the lookup (EINVAL), before any lock.

@@ -1,0 +1,61 @@
+// The kernel path's own instructions, per function of ipc/sem.c (and the
+// ipc/util.c and LSM functions semtimedop() calls), instead of one lumped
+// figure for every generation.
+//
+// Each function's cost is in cycles of the reference machine and kernel: the
+// seed-000 derivation (cpu_models/README.md, laptop-4): Linux 3.10-rc2 with
+// SELinux and audit, semop-multi 256/128, 369 ns of CPU per semop of which 425
+// cycles (170 ns at 2.5 GHz) are the instructions the simulator does not replay
+// access by access. That 425 is the sum, over the functions one such semop runs
+// under per_sem_lock_rc, of the table below (a test states it). A generation
+// charges a function where its ipc/sem.c calls it (the generation files and
+// sem_kernel.cpp), so a kernel that calls more functions costs more.
+//
+// A machine's `semop_kernel_path` (ns) is its time for that reference path:
+// a function costs semop_kernel_path x cycles / 425. On the 2013-2016 presets
+// that is cycles / clock_ghz (their semop_kernel_path is 425 cycles at their
+// clock); a calibrated host closes semop_kernel_path on its own probe.
+//
+// What is NOT in these costs: the memory accesses of the functions (charged
+// per cache line), the spinlocks, the fences, the syscall entry and exit.
+#pragma once
+
+#include <cstdint>
+
+#include "core/time.hpp"
+
+namespace semsim::ipc {
+
+enum class PathFn : std::uint8_t {
+  SyscallBody,           // SYSC_semtimedop's own code: copy_from_user of the sops, the scan,
+                         // the checks, the sem_queue set-up, the return (semctl: its body)
+  IpcObtainObjectCheck,  // ipc_obtain_object_check (<= 3.9: ipc_lock_check): idr_find, ipc_checkid
+  Ipcperms,              // ipcperms(): audit_ipc_obj, uid/gid/mode, security_ipc_permission
+  SecuritySemSemop,      // security_sem_semop(): the LSM hook (SELinux: avc_has_perm)
+  SemLock,               // sem_lock()'s own code, outside the lock atomic and the loads
+  PerformAtomicSemop,    // perform_atomic_semop() / try_atomic_semop(), one call
+  DoSmartUpdate,         // do_smart_update()
+  UpdateQueue,           // update_queue(), one call (the list walk's entries are accesses)
+  DoSmartWakeupZero,     // do_smart_wakeup_zero() (3.11+ queues)
+  WakeConstOps,          // wake_const_ops() (3.11+ queues), one call
+  SetSemotime,           // get_seconds() and the store of sem_otime
+  SemUnlock,             // sem_unlock()'s own code and rcu_read_unlock()
+  Count
+};
+constexpr int kPathFnCount = static_cast<int>(PathFn::Count);
+
+struct PathCost {
+  PathFn fn;
+  const char* name;  // the kernel function
+  int cycles;        // on the reference machine and kernel
+  const char* source;
+};
+
+// The reference path: cycles of one semop-multi semop under 3.10-rc2 on laptop-4.
+constexpr int kReferencePathCycles = 425;
+
+const PathCost& path_cost(PathFn f);
+// What function f costs on a machine whose reference path takes `semop_kernel_path`.
+Tick path_ticks(Tick semop_kernel_path, PathFn f);
+
+}  // namespace semsim::ipc

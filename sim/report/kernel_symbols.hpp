@@ -1,0 +1,32 @@
+// The profile's rows under the kernel's own symbols, as perf report shows them
+// for the generation: the syscall body's name of that release, functions the
+// compiler inlined folded into their caller's row, the spinlock under its
+// caller. The model attributes time to machine::Func; this maps a Func to the
+// symbol perf would charge it to, and to its call chain (for folded stacks).
+//
+// Inlining, from the seeds' profiles and the sources:
+//  - 3.10-rc2 (seed 000): _raw_spin_lock and ipc_obtain_object_check are called
+//    from SYSC_semtimedop, so sem_lock() and sem_obtain_object_check() (static
+//    inline in ipc/sem.c from 3.10) are part of SYSC_semtimedop's row;
+//  - 3.9 (seed 000): _raw_spin_lock is called from ipc_lock (ipc_lock_check());
+//  - the March 2013 series (seed 001): _raw_spin_lock is called from sem_lock,
+//    still a function of its own there, from sys_semtimedop.
+// The other sem.c functions keep rows of their own (none of the seeds shows
+// them folded; do_smart_update() has four callers).
+#pragma once
+
+#include <string>
+
+#include "ipc/kernel_policy.hpp"
+#include "machine/task.hpp"
+
+namespace semsim::report {
+
+// The syscall body: sys_semtimedop (<= 3.9), SYSC_semtimedop (3.10-4.16), do_semtimedop.
+std::string syscall_body_symbol(const ipc::KernelPolicy& p);
+// The row perf shows f's time under, for kernel p.
+std::string kernel_symbol(machine::Func f, const ipc::KernelPolicy& p);
+// f's call chain, outermost first, ';'-separated (the row's symbol last).
+std::string kernel_stack(machine::Func f, const ipc::KernelPolicy& p);
+
+}  // namespace semsim::report
