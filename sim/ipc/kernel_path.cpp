@@ -14,7 +14,7 @@ namespace {
 // ipc_obtain_object_check 5.24 %, _raw_spin_lock 4.67 % of 922 cycles per op)
 // is a check of the model (`semsim reproduce --only laptop4`), not a source.
 constexpr PathCost kCosts[] = {
-    {PathFn::SyscallBody, "SYSC_semtimedop", 103,
+    {PathFn::SyscallBody, "SYSC_semtimedop", 243,
      "the rest of the seed-000 derivation's 425 cycles (cpu_models/README.md, laptop-4) after "
      "the functions below: copy_from_user of one sembuf (copy_user_enhanced_fast_string, listed "
      "in the 3.9 profile of 16df3674efe3), the nsops/undo/alter scan, the EFBIG and timeout "
@@ -22,13 +22,14 @@ constexpr PathCost kCosts[] = {
     {PathFn::IpcObtainObjectCheck, "ipc_obtain_object_check", 25,
      "assumption: idr_find() through the idr hint (3.10's inline fast path) and ipc_checkid(), "
      "about 25 instructions; its load of sem_perm.seq is charged as a cache-line access"},
-    {PathFn::Ipcperms, "ipcperms", 120,
+    {PathFn::Ipcperms, "ipcperms", 50,
      "assumption: audit_ipc_obj() and the uid/gid/mode tests (~30 instructions) plus "
-     "security_ipc_permission(), one SELinux avc_has_perm (~90 cycles: an AVC hash lookup; "
-     "avc_has_perm_flags is in the 3.9 profile of 16df3674efe3)"},
-    {PathFn::SecuritySemSemop, "security_sem_semop", 100,
+     "security_ipc_permission(), one SELinux avc_has_perm: ~20 cycles, bounded by seed 000's "
+     "3.10-rc2 profile, where avc_has_perm_flags (both calls of a semop) is not among the rows "
+     "above _raw_spin_lock's 4.67 % of ~922 cycles per op, so below ~43 cycles for the two"},
+    {PathFn::SecuritySemSemop, "security_sem_semop", 30,
      "assumption: the LSM call and selinux_sem_semop()'s ipc_has_perm (~10 instructions) plus "
-     "one avc_has_perm (~90 cycles, as in ipcperms)"},
+     "one avc_has_perm (~20 cycles, bounded as in ipcperms)"},
     {PathFn::SemLock, "sem_lock", 15,
      "assumption: 3.10's fast path besides its loads and the lock atomic: the nsops and "
      "complex_count tests, the semaphore's address, spin_is_locked()'s compare (~15 "

@@ -131,7 +131,7 @@ TEST(KernelPath, FunctionsChargedPerGeneration) {
 // A machine scales every function by its semop_kernel_path: a generation that
 // calls more functions takes longer for the same machine.
 TEST(KernelPath, ChargesScaleWithTheMachinesReferencePath) {
-  EXPECT_EQ(path_ticks(ns_to_ticks(170), PathFn::SyscallBody), ns_to_ticks(170.0 * 103 / 425));
+  EXPECT_EQ(path_ticks(ns_to_ticks(170), PathFn::SyscallBody), ns_to_ticks(170.0 * 243 / 425));
   EXPECT_EQ(path_ticks(0, PathFn::Ipcperms), 0);
   EXPECT_EQ(path_ticks(ns_to_ticks(85), PathFn::Ipcperms) * 2,
             path_ticks(ns_to_ticks(170), PathFn::Ipcperms));
