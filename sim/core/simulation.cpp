@@ -53,10 +53,10 @@ struct Simulation::Impl {
   bool ran = false;
   bool unwinding = false;  // the tasks left are being unwound (end of run)
 
-  // Events name the task by its Impl: a hand-off then reads one object.
   using Task = Actor::Impl;
-  using Event = core::Event<Task>;
-  Calendar<Task> calendar;
+  // Events name a task by its id (its index here) or a callback by its slot.
+  Calendar calendar;
+  std::vector<Task*> tasks;
   std::vector<std::function<void()>> callbacks;
   std::vector<std::uint32_t> free_callbacks;
   std::uint64_t handoffs = 0;
@@ -85,14 +85,14 @@ struct Simulation::Impl {
   Task* dispatch(const Event& e, Task* self) {
     advance(e.date, self);
     if (e.kind == EventKind::Callback) {
-      auto cb = std::move(callbacks[e.cb]);
-      callbacks[e.cb] = nullptr;
-      free_callbacks.push_back(e.cb);
+      auto cb = std::move(callbacks[e.ref]);
+      callbacks[e.ref] = nullptr;
+      free_callbacks.push_back(e.ref);
       clock.current = nullptr;
       cb();
       return nullptr;
     }
-    Task& t = *e.task;
+    Task& t = *tasks[e.ref];
     if (e.kind == EventKind::Wake && t.state != ActorState::Parked) {
       if (t.state != ActorState::Exited) ++t.wakes;  // its next park() returns at once
       return nullptr;
@@ -198,7 +198,7 @@ void Actor::queue_turn(Tick date) {
   auto& s = *sim_.impl_;
   if (s.unwinding) return;
   impl_->state = ActorState::Waiting;
-  const Simulation::Impl::Event turn{std::max(date, clock_->now), impl_.get(), EventKind::Turn, 0};
+  const Event turn{std::max(date, clock_->now), EventKind::Turn, static_cast<std::uint32_t>(id_)};
   s.hand_off(impl_.get(), &turn);
 }
 
@@ -224,7 +224,7 @@ void Actor::unpark() { unpark_at(sim_.clock_.now); }
 void Actor::unpark_at(Tick date) {
   auto& clock = sim_.clock_;
   sim_.impl_->push(
-      Simulation::Impl::Event{std::max(date, clock.now), impl_.get(), EventKind::Wake, 0});
+      Event{std::max(date, clock.now), EventKind::Wake, static_cast<std::uint32_t>(id_)});
 }
 
 namespace {
@@ -254,7 +254,8 @@ Actor& Simulation::spawn(const std::string& name, std::function<void(Actor&)> bo
   actors_.push_back(std::unique_ptr<Actor>(new Actor(*this, id, &clock_)));
   Actor& actor = *actors_.back();
   actor.impl_->body = std::move(body);
-  impl_->push(Impl::Event{0, actor.impl_.get(), EventKind::Turn, 0});
+  impl_->tasks.push_back(actor.impl_.get());
+  impl_->push(Event{0, EventKind::Turn, static_cast<std::uint32_t>(id)});
   return actor;
 }
 
@@ -268,7 +269,7 @@ void Simulation::at(Tick date, std::function<void()> callback) {
     slot = static_cast<std::uint32_t>(impl_->callbacks.size());
     impl_->callbacks.push_back(std::move(callback));
   }
-  impl_->push(Impl::Event{std::max(date, clock_.now), nullptr, EventKind::Callback, slot});
+  impl_->push(Event{std::max(date, clock_.now), EventKind::Callback, slot});
 }
 
 void Simulation::run() {
