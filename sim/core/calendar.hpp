@@ -66,6 +66,8 @@ class Calendar {
     if (size_ > 0) sift_down(last);
     return event(out);
   }
+  // The earliest event (the calendar must not be empty).
+  Event top() const { return event(at(0)); }
   // push(e) then pop() in one pass: e itself if it is the earliest, else the
   // earliest event, with e taking its place (one sift instead of two).
   Event push_pop(const Event& e) {
