@@ -2,129 +2,173 @@
 // (date, seq) order, seq counting the scheduling calls so that events of one
 // date come out in the order they were made.
 //
-// A 4-ary min-heap over one 128-bit key per event: (date, seq) compared as a
-// single unsigned number (dates are never negative), so an order test is one
-// branch-free comparison, and a heap of a few hundred events is 3-4 levels
-// deep with each node's children in two cache lines. It is the simulator's
-// second-hottest path after the fiber switch: every hand-off is one
-// push_pop(). Which event comes out is a function of the set of (date, seq)
-// keys alone (seq is unique), never of the heap's layout, so the order is the
-// same as with any other priority queue.
+// A 4-ary min-heap of 16-byte nodes: each node is ONE 128-bit number,
+// (date << 64) | (seq << 24) | (kind << 22) | ref, so an order test is one
+// branch-free comparison and the node is its own payload (ref names the task
+// or the callback; the Simulation resolves it). Because seq is unique, the
+// payload bits below it never decide an order: which event comes out is a
+// function of the (date, seq) keys alone, the same as with any other priority
+// queue. The node array is offset by 3 and 64-byte aligned, so the four
+// children of a node fill exactly one cache line, and every slot past the end
+// holds the largest key, so a node's last, partial group of children needs no
+// special case. It is the simulator's hottest path after the fiber switch
+// (every hand-off is one push_pop()), and the sift's cost is its loads: a
+// hand-off brings another task's stack and data into the cache, and half the
+// bytes per node (from 32) keep the heap resident.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <vector>
 
+#include "core/errors.hpp"
 #include "core/time.hpp"
 
 namespace semsim::core {
 
 enum class EventKind : std::uint8_t { Turn, Wake, Callback };
 
-// Turn: `task` waits in wait_turn() for `date`. Wake: an unpark of `task`
-// takes effect at `date`. Callback: the simulation's callbacks[cb].
-template <class Task>
+// Turn: task `ref` waits in wait_turn() for `date`. Wake: an unpark of task
+// `ref` takes effect at `date`. Callback: the simulation's callbacks[ref].
 struct Event {
   Tick date;
-  Task* task;
   EventKind kind;
-  std::uint32_t cb;
+  std::uint32_t ref;
 };
 
-template <class Task>
 class Calendar {
  public:
-  using Event = core::Event<Task>;
-
   static constexpr Tick kNever = std::numeric_limits<Tick>::max();
+  // refs are below this (4,096 tasks at most; callbacks are pending timers).
+  static constexpr std::uint32_t kRefLimit = 1u << 22;
 
-  bool empty() const { return heap_.empty(); }
-  std::size_t size() const { return heap_.size(); }
+  Calendar() : lines_(1) { clear_line(lines_[0]); }
+  // For tests: seq starts `left` short of its limit, so renumber() runs soon.
+  static Calendar near_seq_limit(std::uint64_t left) {
+    Calendar c;
+    c.seq_ = kSeqLimit - left;
+    return c;
+  }
+
+  bool empty() const { return size_ == 0; }
+  std::size_t size() const { return size_; }
   // Date of the earliest event (kNever if none).
-  Tick earliest() const { return heap_.empty() ? kNever : date_of(heap_.front().key); }
+  Tick earliest() const { return size_ == 0 ? kNever : date_of(at(0)); }
   void push(const Event& e) {
-    heap_.push_back(node(e));
-    sift_up(heap_.size() - 1);
+    if (((size_ + 3) >> 2) + 1 >= lines_.size()) grow();
+    sift_up(size_++, key(e));
   }
   Event pop() {
-    const Event out = event(heap_.front());
-    const Node last = heap_.back();
-    heap_.pop_back();
-    if (!heap_.empty()) sift_down(last);
-    return out;
+    const Key out = at(0);
+    const Key last = at(--size_);
+    at(size_) = kEmpty;
+    if (size_ > 0) sift_down(last);
+    return event(out);
   }
+  // The earliest event (the calendar must not be empty).
+  Event top() const { return event(at(0)); }
   // push(e) then pop() in one pass: e itself if it is the earliest, else the
   // earliest event, with e taking its place (one sift instead of two).
   Event push_pop(const Event& e) {
-    const Node n = node(e);
-    if (heap_.empty() || n.key < heap_.front().key) return e;
-    const Event out = event(heap_.front());
-    sift_down(n);
-    return out;
+    const Key k = key(e);
+    if (size_ == 0 || k < at(0)) return event(k);
+    const Key out = at(0);
+    sift_down(k);
+    return event(out);
   }
 
  private:
-  __extension__ typedef unsigned __int128 Key;  // (date << 64) | seq
-  struct Node {  // 32 bytes: a node's 4 children fill two cache lines
-    Key key;
-    Task* task;
-    std::uint32_t cb;
-    EventKind kind;
+  __extension__ typedef unsigned __int128 Key;
+  static constexpr Key kEmpty = ~Key{0};  // above every real key: dates are < 2^63
+  static constexpr unsigned kSeqShift = 24, kKindShift = 22;
+  static constexpr std::uint64_t kSeqLimit = std::uint64_t{1} << (64 - kSeqShift);
+  struct alignas(64) Line {
+    Key k[4];
   };
-  static constexpr std::size_t kArity = 4;
 
-  static Tick date_of(Key k) { return static_cast<Tick>(static_cast<std::uint64_t>(k >> 64)); }
-  Node node(const Event& e) {
-    const Key k = (static_cast<Key>(static_cast<std::uint64_t>(e.date)) << 64) | seq_++;
-    return Node{k, e.task, e.cb, e.kind};
+  static void clear_line(Line& l) { std::fill(std::begin(l.k), std::end(l.k), kEmpty); }
+  // Node j of the heap lives at position j + 3: the children 4j+1..4j+4 of
+  // node j are then positions 4(j+1)..4(j+1)+3, line j+1.
+  Key& at(std::size_t j) {
+    const std::size_t p = j + 3;
+    return lines_[p >> 2].k[p & 3];
   }
-  static Event event(const Node& n) { return Event{date_of(n.key), n.task, n.kind, n.cb}; }
-  void sift_up(std::size_t i) {
-    const Node n = heap_[i];
+  const Key& at(std::size_t j) const {
+    const std::size_t p = j + 3;
+    return lines_[p >> 2].k[p & 3];
+  }
+  static Tick date_of(Key k) { return static_cast<Tick>(static_cast<std::uint64_t>(k >> 64)); }
+  static Event event(Key k) {
+    const auto low = static_cast<std::uint64_t>(k);
+    return Event{date_of(k), static_cast<EventKind>((low >> kKindShift) & 3),
+                 static_cast<std::uint32_t>(low & (kRefLimit - 1))};
+  }
+  Key key(const Event& e) {
+    if (e.ref >= kRefLimit) throw SimulationError("calendar: more than 4 M tasks or timers");
+    if (seq_ == kSeqLimit) renumber();
+    const std::uint64_t low =
+        (seq_++ << kSeqShift) | (static_cast<std::uint64_t>(e.kind) << kKindShift) | e.ref;
+    return (static_cast<Key>(static_cast<std::uint64_t>(e.date)) << 64) | low;
+  }
+  // 2^40 events scheduled: give the pending ones seqs 0..n-1 in their order
+  // (a sorted array is a heap), which keeps every order the heap will decide.
+  void renumber() {
+    std::vector<Key> keys;
+    keys.reserve(size_);
+    for (std::size_t j = 0; j < size_; ++j) keys.push_back(at(j));
+    std::sort(keys.begin(), keys.end());
+    constexpr std::uint64_t kPayload = (std::uint64_t{1} << kSeqShift) - 1;
+    for (std::size_t j = 0; j < size_; ++j) {
+      const Key hi = keys[j] >> 64 << 64;
+      at(j) = hi | (static_cast<std::uint64_t>(j) << kSeqShift) |
+              (static_cast<std::uint64_t>(keys[j]) & kPayload);
+    }
+    seq_ = size_;
+  }
+  void grow() {
+    const std::size_t old = lines_.size();
+    lines_.resize(2 * old);
+    for (std::size_t l = old; l < lines_.size(); ++l) clear_line(lines_[l]);
+  }
+  void sift_up(std::size_t i, Key n) {
     while (i > 0) {
-      const std::size_t parent = (i - 1) / kArity;
-      if (!(n.key < heap_[parent].key)) break;
-      heap_[i] = heap_[parent];
+      const std::size_t parent = (i - 1) / 4;
+      if (!(n < at(parent))) break;
+      at(i) = at(parent);
       i = parent;
     }
-    heap_[i] = n;
+    at(i) = n;
   }
   // Place n from the root down (the root's old node is overwritten). The
-  // smallest of four children is picked by a tournament of selects, not by
-  // branches: which child wins is data, and a mispredicted branch per child
-  // cost more than the whole comparison.
-  void sift_down(const Node& n) {
-    const std::size_t size = heap_.size();
+  // smallest of four children is picked by a tournament of masks, not of
+  // branches or ternaries (which the compiler turned into branches): which
+  // child wins is data, and a mispredicted branch per level cost more than the
+  // whole comparison. Empty slots hold kEmpty and never win.
+  static Key pick(bool second, Key x, Key y) { return x ^ ((x ^ y) & (Key{0} - second)); }
+  void sift_down(Key n) {
     std::size_t i = 0;
-    for (;;) {
-      const std::size_t first = kArity * i + 1;
-      if (first >= size) break;
-      std::size_t best = first;
-      Key best_key = heap_[first].key;
-      if (first + kArity <= size) {
-        const Key k1 = heap_[first + 1].key, k2 = heap_[first + 2].key, k3 = heap_[first + 3].key;
-        const bool a = k1 < best_key, b = k3 < k2;
-        const std::size_t i01 = a ? first + 1 : first, i23 = b ? first + 3 : first + 2;
-        const Key m01 = a ? k1 : best_key, m23 = b ? k3 : k2;
-        const bool c = m23 < m01;
-        best = c ? i23 : i01;
-        best_key = c ? m23 : m01;
-      } else {
-        for (std::size_t j = first + 1; j < size; ++j)
-          if (heap_[j].key < best_key) {
-            best = j;
-            best_key = heap_[j].key;
-          }
-      }
-      if (!(best_key < n.key)) break;
-      heap_[i] = heap_[best];
+    while (4 * i + 1 < size_) {
+      const Key* c = lines_[i + 1].k;
+      const Key k0 = c[0], k1 = c[1], k2 = c[2], k3 = c[3];
+      const bool a = k1 < k0, b = k3 < k2;
+      const Key m01 = pick(a, k0, k1), m23 = pick(b, k2, k3);
+      const bool d = m23 < m01;
+      const Key best_key = pick(d, m01, m23);
+      // a, b, d as 0/1: child 2d + (d ? b : a).
+      const std::size_t lo = static_cast<std::size_t>(a) ^
+                             ((static_cast<std::size_t>(a) ^ static_cast<std::size_t>(b)) &
+                              (std::size_t{0} - static_cast<std::size_t>(d)));
+      const std::size_t best = 4 * i + 1 + 2 * static_cast<std::size_t>(d) + lo;
+      if (!(best_key < n)) break;
+      at(i) = best_key;
       i = best;
     }
-    heap_[i] = n;
+    at(i) = n;
   }
 
-  std::vector<Node> heap_;
+  std::vector<Line> lines_;
+  std::size_t size_ = 0;
   std::uint64_t seq_ = 0;
 };
 
