@@ -50,13 +50,14 @@ void write_frame(int fd, char kind, const void* data, std::uint64_t size) {
   write_all(fd, data, size);
 }
 
-[[noreturn]] void child_main(int fd, const std::function<Json()>& task, bool report) {
+[[noreturn]] void child_main(int fd, pid_t parent, const std::function<Json()>& task, bool report) {
   // Ctrl-C reaches the whole process group: end at once (the caller's Python
   // handler, inherited, would only set a flag nobody reads here). And end
   // with the caller, whichever way it ends.
   ::signal(SIGINT, SIG_DFL);
   ::signal(SIGPIPE, SIG_DFL);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) ::_exit(1);  // the caller ended before the line above
   using Clock = std::chrono::steady_clock;
   Clock::time_point next{};
   // The hook only reads the run's clock: the run is the same with or without it.
@@ -128,6 +129,7 @@ class Pool {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0)
       throw SimulationError(std::string("run pool: pipe: ") + std::strerror(errno));
+    const pid_t self = ::getpid();
     const pid_t pid = ::fork();
     if (pid < 0) {
       ::close(fds[0]);
@@ -137,7 +139,7 @@ class Pool {
     if (pid == 0) {
       ::close(fds[0]);
       for (const auto& c : children_) ::close(c.fd);
-      child_main(fds[1], tasks_[task], static_cast<bool>(options_.progress));
+      child_main(fds[1], self, tasks_[task], static_cast<bool>(options_.progress));
     }
     ::close(fds[1]);
     // Non-blocking: one child's pipe never holds up the others'.
