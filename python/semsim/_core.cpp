@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <optional>
 
 #include "calibrate/calibrate.hpp"
@@ -146,6 +147,32 @@ class ProgressScope {
   bool active_ = false;
 };
 
+// An interrupt (Ctrl-C in Python's main thread) seen while runs go on in other
+// processes: poll() checks Python's signals now and then; the exception Python
+// raises ends the runs (driver::run_pool ends its children) and is raised here.
+struct Interrupted {};
+class Interrupts {
+ public:
+  std::function<void()> poll() {
+    return [this] {
+      py::gil_scoped_acquire gil;
+      if (PyErr_CheckSignals() == 0) return;
+      error_.emplace();  // takes the pending Python exception
+      throw Interrupted{};
+    };
+  }
+  void rethrow() {
+    if (error_) {
+      auto error = std::move(*error_);
+      error_.reset();
+      throw error;
+    }
+  }
+
+ private:
+  std::optional<py::error_already_set> error_;
+};
+
 std::string catalog() {
   Json out;
   out["machines"] = Json::array();
@@ -180,23 +207,66 @@ PYBIND11_MODULE(_core, m) {
         py::arg("overrides") = std::vector<std::string>{});
   m.def(
       "simulate",
-      [](const std::string& scenario_json, py::object progress, double progress_interval_s) {
+      [](const std::string& scenario_json, py::object progress, double progress_interval_s,
+         int jobs) {
+        if (jobs < 1) throw semsim::InputError("jobs: expected an integer >= 1, got " +
+                                               std::to_string(jobs));
         auto scenario = parse(scenario_json);
         Json result;
         ProgressScope scope(std::move(progress), progress_interval_s);
-        {
+        Interrupts interrupts;
+        try {
           py::gil_scoped_release release;
-          result = semsim::driver::simulate(scenario);
+          result = semsim::driver::simulate(scenario, {jobs, interrupts.poll()});
+        } catch (const Interrupted&) {
         }
+        interrupts.rethrow();
         scope.rethrow();
         return result.dump(2);
       },
       py::arg("scenario_json"), py::arg("progress") = py::none(),
-      py::arg("progress_interval_s") = 0.25,
+      py::arg("progress_interval_s") = 0.25, py::arg("jobs") = 1,
       "Simulates a normalised scenario; returns the result document. progress, if given, is "
       "called as progress(run, done_ns, target_ns, adaptive, finished) at most every "
       "progress_interval_s of wall time (run counts the runs from 1, one per thread count and "
-      "seed; target_ns 0: a run to completion).");
+      "seed; target_ns 0: a run to completion). jobs > 1 runs that many of the runs at once, "
+      "each in a forked process: the same bytes.");
+  m.def(
+      "simulate_batch",
+      [](const std::vector<std::string>& scenario_jsons, int jobs, py::object done) {
+        if (jobs < 1) throw semsim::InputError("jobs: expected an integer >= 1, got " +
+                                               std::to_string(jobs));
+        std::vector<semsim::Scenario> scenarios;
+        for (const auto& text : scenario_jsons) scenarios.push_back(parse(text));
+        std::vector<semsim::driver::TaskOutcome> outcomes;
+        Interrupts interrupts;
+        std::optional<py::error_already_set> callback_error;
+        auto told = [&](std::size_t index) {
+          if (done.is_none() || callback_error) return;
+          py::gil_scoped_acquire gil;
+          try {
+            done(index);
+          } catch (py::error_already_set& e) {
+            callback_error.emplace(std::move(e));
+          }
+        };
+        try {
+          py::gil_scoped_release release;
+          outcomes = semsim::driver::simulate_batch(scenarios, {jobs, interrupts.poll()}, told);
+        } catch (const Interrupted&) {
+        }
+        interrupts.rethrow();
+        if (callback_error) throw std::move(*callback_error);
+        py::list out;
+        for (const auto& o : outcomes)
+          out.append(o.ok ? py::tuple(py::make_tuple(true, o.value.dump(2), std::string()))
+                          : py::tuple(py::make_tuple(false, o.error_type, o.message)));
+        return out;
+      },
+      py::arg("scenario_jsons"), py::arg("jobs"), py::arg("done") = py::none(),
+      "Simulates several normalised scenarios, their runs sharing `jobs` forked processes "
+      "(the longest first); returns one (True, document) or (False, error_type, message) per "
+      "scenario, in order. done(i), if given, is called when scenario i's outcome is known.");
   m.def(
       "trace",
       [](const std::string& scenario_json, double from_ms, double to_ms, std::uint64_t limit) {

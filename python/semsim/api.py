@@ -394,8 +394,9 @@ class Result:
 class RunProgress(NamedTuple):
     """Where a simulation is, as :func:`simulate` tells its ``progress`` callable.
 
-    A run is one seed of one point (thread count); the runs go point by point, seed by
-    seed. ``simulated_ns`` is the simulated time the run has done, ``target_ns`` its
+    A run is one seed of one point (thread count); with ``jobs`` 1 the runs go point by
+    point, seed by seed; with more, several go at once (the longest first) and their
+    reports interleave. ``simulated_ns`` is the simulated time the run has done, ``target_ns`` its
     ceiling (``warmup_ms + duration_ms``; 0 for a workload that runs to completion).
     With ``adaptive`` the run stops once its interval is narrow enough (``precision``),
     which may be well before the ceiling.
@@ -447,16 +448,35 @@ def _progress_adapter(scenario_text: str, progress: ProgressCallback) -> Callabl
     return call
 
 
-def _simulate_sets(scenario: ScenarioLike, sets: Iterable[str], progress: ProgressCallback | None = None) -> Result:
+def default_jobs() -> int:
+    """How many runs :func:`simulate` makes at once by default: the CPUs this process may use."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def check_jobs(jobs: Any, what: str = "jobs") -> int:
+    """``jobs`` as an integer >= 1 (None: :func:`default_jobs`), else :class:`InputError`."""
+    if jobs is None:
+        return default_jobs()
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise InputError(f"{what}: expected an integer >= 1 (runs at once), got {jobs!r}")
+    return jobs
+
+
+def _simulate_sets(scenario: ScenarioLike, sets: Iterable[str], progress: ProgressCallback | None = None,
+                   jobs: int | None = 1) -> Result:
     core = _require_core()
+    njobs = check_jobs(jobs)
     text = _load_text(scenario, sets)
     if progress is None:
-        out = core.simulate(text)
+        out = core.simulate(text, None, float(PROGRESS_INTERVAL_S), njobs)
     else:
         if not callable(progress):
             raise InputError("progress: expected a callable taking a semsim.RunProgress, "
                              f"not {type(progress).__name__}")
-        out = core.simulate(text, _progress_adapter(text, progress), float(PROGRESS_INTERVAL_S))
+        out = core.simulate(text, _progress_adapter(text, progress), float(PROGRESS_INTERVAL_S), njobs)
     return Result(json.loads(out), out)
 
 
@@ -475,8 +495,12 @@ def _measure_sets(scenario: ScenarioLike, sets: Iterable[str]) -> Result:
 
 
 def simulate(scenario: ScenarioLike, *, sets: Sequence[str] = (), progress: ProgressCallback | None = None,
-             **overrides: Any) -> Result:
+             jobs: int | None = None, **overrides: Any) -> Result:
     """Simulates every point of the scenario; deterministic for a given scenario and seed.
+
+    The runs (one per thread count and seed) go ``jobs`` at a time, each in a forked
+    process (default: one per CPU, :func:`default_jobs`; 1: all in this process, one after
+    the other). The result is the same bytes whatever ``jobs`` is.
 
     ``progress``, if given, is called with a :class:`RunProgress` a few times a second of
     wall time while the engine runs (from the engine's thread, holding the GIL); it
@@ -484,7 +508,7 @@ def simulate(scenario: ScenarioLike, *, sets: Sequence[str] = (), progress: Prog
 
     >>> semsim.simulate("scenarios/default.json", sets=["threads=[1,2]"], progress=print)
     """
-    return _simulate_sets(scenario, _all_sets(sets, overrides), progress)
+    return _simulate_sets(scenario, _all_sets(sets, overrides), progress, jobs)
 
 
 def measure(scenario: ScenarioLike, *, sets: Sequence[str] = (), **overrides: Any) -> Result:

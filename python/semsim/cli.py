@@ -118,6 +118,25 @@ def _scenario_fields_help() -> str:
     return "\n".join(lines)
 
 
+def _add_jobs(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-j", "--jobs", metavar="N", default=None,
+                   help="simulated runs (thread counts x seeds) at once, each in a forked process "
+                        "(default: CPU count; 1: one after the other in this process); the same bytes")
+
+
+def _jobs(text: str | None, flag: str) -> int | None:
+    """A --jobs value: None (the default, CPU count) or an integer >= 1, else a one-line error."""
+    if text is None:
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise UsageError(f"{flag} {text!r}: expected an integer >= 1 (runs at once)")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="semsim",
@@ -136,6 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", metavar="OUT.json", help="write the JSON result here instead of stdout")
     cli_views.add_profile_flags(p)
     cli_views.add_trace_flags(p)
+    _add_jobs(p)
     p.add_argument("--reference-order", action="store_true",
                    help="no shortcut in the time core: every turn through the calendar "
                         "(slower; the same bytes, which the tests check)")
@@ -161,10 +181,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--machine", default=None, metavar="NAME",
                    help="the model to predict with (e.g. host: the calibrated model), for every scenario")
     _add_set(p)
+    _add_jobs(p)
     p.add_argument("-o", "--output", metavar="DIR", default="out", help="output directory (default: out)")
 
     p = sub.add_parser("demo", help="compare on the embedded default scenario (the main job)")
     _add_set(p)
+    _add_jobs(p)
     p.add_argument("-o", "--output", metavar="DIR", default="out", help="output directory (default: out)")
 
     p = sub.add_parser(
@@ -205,7 +227,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seeds", type=int, default=3, help="seeds per point, median reported (default 3)")
     p.add_argument("--only", default=None,
                    help="comma-separated targets: xeon24, laptop4, aim9, swingbench, seed002, locks")
-    p.add_argument("-j", "--workers", type=int, default=None, help="worker processes (default: CPU count)")
+    p.add_argument("-j", "--workers", "--jobs", metavar="N", default=None,
+                   help="runs at once, each in a forked process (default: CPU count)")
     p.add_argument("--uncertainty", action="store_true",
                    help="also give each check's predicted range over the machines' ranged assumptions and "
                         "topology alternatives, and whether the published value lies in it")
@@ -299,8 +322,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     cli_views.run_trace(args)  # first: a bad --trace fails before the run prints anything
     if args.reference_order:
         api.set_reference_order(True)
+    jobs = _jobs(args.jobs, "run: --jobs")
     result = STATUS.run(f"simulating {Path(str(args.scenario)).name}", api.simulate, args.scenario,
-                        sets=args.sets, detail=True)
+                        sets=args.sets, jobs=jobs, detail=True)
     if args.uncertainty:
         result = _run_uncertainty(result, "corners" if args.corners else "each")
     if args.profile:
@@ -357,9 +381,9 @@ def _cmd_native(args: argparse.Namespace) -> int:
     return 0
 
 
-def _compare(source: str, sets: list[str], out_dir: str) -> Comparison:
+def _compare(source: str, sets: list[str], out_dir: str, jobs: int | None = None) -> Comparison:
     """One scenario compared (semsim.compare), printed and written into out_dir."""
-    comparison = compare(source, sets=sets, progress=STATUS)
+    comparison = compare(source, sets=sets, progress=STATUS, jobs=jobs)
     assert isinstance(comparison, Comparison)
     scenario = comparison.scenario
     host = comparison.measured.doc.get("host", {})
@@ -385,15 +409,16 @@ def _compare(source: str, sets: list[str], out_dir: str) -> Comparison:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
+    jobs = _jobs(args.jobs, "compare: --jobs")
     sets = list(args.sets) + ([f"machine={args.machine}"] if args.machine else [])
     if len(args.scenario) == 1:
-        _compare(args.scenario[0], sets, args.output)
+        _compare(args.scenario[0], sets, args.output, jobs)
         return 0
     # Several scenarios (e.g. scenarios/host/*.json): one sub-folder each, then
     # the accuracy summary over every point.
     comparisons = []
     for source in args.scenario:
-        comparisons.append(_compare(source, sets, str(Path(args.output) / Path(source).stem)))
+        comparisons.append(_compare(source, sets, str(Path(args.output) / Path(source).stem), jobs))
         print()
     cset = ComparisonSet(comparisons)
     summary, rows = cset.summary, cset.rows
@@ -437,6 +462,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     # Predicted with a model of this host: the calibrated one, or, where none is found, a
     # quick calibration made now (a few seconds) into the output directory. host-default
     # describes one particular host and would compare that host with this one.
+    jobs = _jobs(args.jobs, "demo: --jobs")
     sets = list(args.sets)
     if not any(s.split("=", 1)[0].strip() == "machine" for s in sets):
         if any(m.get("name") == "host" for m in api.catalog().get("machines", [])):
@@ -448,7 +474,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
                         f"into {model} (a few seconds; `semsim calibrate` makes the full one)")
             _calibrate(model, quick=True)
             sets.append(f"machine={json.dumps(os.fspath(model))}")
-    _compare(os.fspath(default_scenario_path()), sets, args.output)
+    _compare(os.fspath(default_scenario_path()), sets, args.output, jobs)
     return 0
 
 
@@ -575,7 +601,8 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
             raise ValueError(f"reproduce: --only: unknown target {name!r}; allowed: {', '.join(known)}")
     settings = reproduce.settings_for(args.duration_ms, args.seeds)
     start = time.perf_counter()
-    results = STATUS.run("reproducing the seeds' comparisons", reproduce.reproduce, settings, only, args.workers,
+    workers = _jobs(args.workers, "reproduce: --workers")
+    results = STATUS.run("reproducing the seeds' comparisons", reproduce.reproduce, settings, only, workers,
                          detail=True, **({"uncertainty": True} if args.uncertainty else {}))
     return reproduce.finish(results, args.output, settings, start)
 

@@ -16,6 +16,7 @@ from .api import (
     Result,
     ScenarioLike,
     SimulationError,
+    check_jobs,
     host_model_path,
     kernel_label,
     load_native_scenario,
@@ -400,7 +401,8 @@ def _measured_seconds(scenario: Mapping[str, Any]) -> float:
 
 
 def _compare_one(scenario: ScenarioLike, sets: Sequence[str], host_check: bool, status: Status,
-                 overrides: Mapping[str, Any]) -> Comparison:
+                 overrides: Mapping[str, Any], jobs: int | None = None) -> Comparison:
+    check_jobs(jobs)  # a bad value fails before anything runs
     normalized = load_scenario(scenario, sets=sets, **overrides)
     load_native_scenario(normalized)  # what the measurement will refuse, before anything runs
     threads = normalized.get("threads")
@@ -410,7 +412,8 @@ def _compare_one(scenario: ScenarioLike, sets: Sequence[str], host_check: bool, 
     status.note(f"simulating {normalized.get('name', 'scenario')!r}: {npoints} point(s) on model {machine!r} "
                 f"({model.get('file') or 'built in'}, {model.get('hash')})")
     start = time.monotonic()
-    simulated = status.run(f"simulating {npoints} point(s)", simulate, normalized, detail=True)
+    simulated = status.run(f"simulating {npoints} point(s)", simulate, normalized, jobs=jobs,
+                           detail=True)
     seconds = _measured_seconds(normalized)
     status.note(f"simulated in {time.monotonic() - start:.1f} s; measuring the same workload on this host "
                 f"(about {seconds:.1f} s)")
@@ -431,7 +434,8 @@ def _compare_one(scenario: ScenarioLike, sets: Sequence[str], host_check: bool, 
 
 
 def compare(scenario: ScenarioLike | Sequence[ScenarioLike], *, sets: Sequence[str] = (), host_check: bool = True,
-            progress: bool | Status | None = True, **overrides: Any) -> Comparison | ComparisonSet:
+            progress: bool | Status | None = True, jobs: int | None = None,
+            **overrides: Any) -> Comparison | ComparisonSet:
     """Simulates the scenario and measures it on this host; pairs the points.
 
     What ``semsim compare`` does: the scenario is checked for both sides before anything
@@ -439,7 +443,8 @@ def compare(scenario: ScenarioLike | Sequence[ScenarioLike], *, sets: Sequence[s
     quick probes first check whether the host has drifted from its calibration (the
     points are then marked ``host_drifted``); a busy host is warned of before measuring.
     ``progress`` (default True) writes what happens to stderr, as the CLI does (a live
-    line only on a terminal); False for silence.
+    line only on a terminal); False for silence. ``jobs``: simulated runs at once (as
+    :func:`semsim.simulate`; default one per CPU).
 
     A list of scenarios gives a :class:`ComparisonSet`: each comparison and the accuracy
     summary over every point (``.summary``).
@@ -449,5 +454,5 @@ def compare(scenario: ScenarioLike | Sequence[ScenarioLike], *, sets: Sequence[s
     """
     status = status_for(progress)
     if isinstance(scenario, (list, tuple)):
-        return ComparisonSet([_compare_one(s, sets, host_check, status, overrides) for s in scenario])
-    return _compare_one(scenario, sets, host_check, status, overrides)
+        return ComparisonSet([_compare_one(s, sets, host_check, status, overrides, jobs) for s in scenario])
+    return _compare_one(scenario, sets, host_check, status, overrides, jobs)

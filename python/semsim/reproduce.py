@@ -43,12 +43,24 @@ SEED001_SWINGBENCH = {"users": [100, 400, 800], "global_lock": [8.74, 21.86, 84.
 
 def run_all(docs: list[dict[str, Any]], workers: int | None = None,
             progress: Callable[[int, int], Any] | None = None) -> list[dict[str, Any]]:
-    """Simulate every scenario, each in a fresh process (SimGrid's clock and
-    engine are process-global), in input order whatever order they finish:
-    the sweeps' runner (semsim._worker). ``progress(done, total)`` after each point."""
-    from .sweeps import run_scenarios
+    """Simulate every scenario, every run (thread count, seed) in a process forked from
+    this one, ``workers`` at a time (default: one per CPU), the longest first; the results
+    in input order whatever order they finish. ``progress(done, total)`` after each
+    scenario. The first failure (in input order) is raised."""
+    from .sweeps import simulate_scenarios
 
-    return run_scenarios(docs, max_workers=workers, progress=progress or False, kind="reproduce scenario")
+    total, finished = len(docs), [0]
+
+    def done(_index: int) -> None:
+        finished[0] += 1
+        if progress is not None:
+            progress(finished[0], total)
+
+    outcomes = simulate_scenarios(docs, jobs=workers, done=done, kind="reproduce scenario")
+    for outcome in outcomes:
+        if isinstance(outcome, Exception):
+            raise outcome
+    return outcomes  # type: ignore[return-value]
 
 
 @dataclass
@@ -334,37 +346,70 @@ def reproduce(settings: Settings | None = None, only: list[str] | None = None,
               workers: int | None = None, progress: Callable[[str], Any] | None = None,
               uncertainty: bool = False) -> list[TargetResult]:
     """Runs the targets; ``progress`` is told ``"<target>: N/M points done"`` per finished point.
+
+    Every target's scenarios go in one batch (:func:`semsim.sweeps.simulate_scenarios`):
+    the runs of all targets share the workers, the longest first, so that no CPU waits
+    for one target's last point while another target's are still to run.
     With ``uncertainty``, each check also gets its predicted range over the ranged
-    assumptions of the machines the target uses (semsim.uncertainty.reproduce_ranges)."""
+    assumptions of the machines the target uses (semsim.uncertainty.reproduce_ranges).
+    """
+    from .api import check_jobs, load_scenario
+    from .sweeps import simulate_scenarios
+
     settings = settings or Settings()
-    out = []
+    jobs = check_jobs(workers, "reproduce: --workers")
+    out: list[TargetResult] = []
+    docs: list[dict[str, Any]] = []
+    labels: list[str] = []
+    owner: list[int] = []  # docs[i] belongs to out[owner[i]]
     for target in TARGETS:
         if only and target.name not in only:
             continue
         res = TargetResult(target)
         try:
             res.scenarios = target.scenarios(settings)
-
-            def done(n: int, total: int, name: str = target.name) -> None:
-                if progress is not None:
-                    progress(f"{name}: {n}/{total} point{'s' if total != 1 else ''} done")
-
-            results = run_all(res.scenarios, workers, done)
-            res.checks, res.rows = target.evaluate(results)
-            if uncertainty:
-                from .uncertainty import reproduce_ranges
-
-                def vdone(n: int, total: int, name: str = target.name) -> None:
-                    if progress is not None:
-                        progress(f"{name}: {n}/{total} variant runs done")
-
-                try:
-                    res.variants = reproduce_ranges(target, res.scenarios, results, res.checks, workers, vdone)
-                except Exception as exc:  # the nominal checks stand; the report says why no range
-                    res.rows += ["", f"**Uncertainty not run:** {type(exc).__name__}: {exc}".splitlines()[0]]
+            for doc in res.scenarios:  # bad input stops the target before anything runs
+                load_scenario(doc)
         except Exception as exc:  # a missing generation or workload: reported, not fatal
             res.error = f"{type(exc).__name__}: {exc}".splitlines()[0]
+        else:
+            docs += res.scenarios
+            labels += [f"reproduce scenario {target.name} #{j}" for j in range(len(res.scenarios))]
+            owner += [len(out)] * len(res.scenarios)
         out.append(res)
+    totals = [owner.count(t) for t in range(len(out))]
+    counts = [0] * len(out)
+
+    def done(index: int) -> None:
+        t = owner[index]
+        counts[t] += 1
+        if progress is not None:
+            progress(f"{out[t].target.name}: {counts[t]}/{totals[t]} point{'s' if totals[t] != 1 else ''} done")
+
+    outcomes = simulate_scenarios(docs, jobs=jobs, done=done, labels=labels) if docs else []
+    for t, res in enumerate(out):
+        if res.error:
+            continue
+        mine = [o for o, i in zip(outcomes, owner) if i == t]
+        failed = next((o for o in mine if isinstance(o, Exception)), None)
+        try:
+            if failed is not None:
+                raise failed
+            res.checks, res.rows = res.target.evaluate(mine)  # type: ignore[arg-type]
+        except Exception as exc:  # reported, not fatal (as a bad scenario is)
+            res.error = f"{type(exc).__name__}: {exc}".splitlines()[0]
+            continue
+        if uncertainty:
+            from .uncertainty import reproduce_ranges
+
+            def vdone(n: int, total: int, name: str = res.target.name) -> None:
+                if progress is not None:
+                    progress(f"{name}: {n}/{total} variant runs done")
+
+            try:
+                res.variants = reproduce_ranges(res.target, res.scenarios, mine, res.checks, jobs, vdone)
+            except Exception as exc:  # the nominal checks stand; the report says why no range
+                res.rows += ["", f"**Uncertainty not run:** {type(exc).__name__}: {exc}".splitlines()[0]]
     return out
 
 

@@ -24,10 +24,6 @@ ProgressHook& progress_hook() {
 }
 std::uint64_t runs_begun = 0;
 
-void report_progress(const RunProgress& p) {
-  if (progress_hook()) progress_hook()(p);
-}
-
 // Every task reports to the recorder; the locks get the kernel's names
 // (sma->sem_perm.lock, sem->lock[i]; with several arrays, sma[a]->...).
 void attach_trace(report::TraceRecorder& trace, std::deque<machine::Task>& tasks,
@@ -62,6 +58,12 @@ Tick slowest_period(const config::MachineParams& m, int ntasks) {
 }
 
 }  // namespace
+
+bool has_progress_hook() { return static_cast<bool>(progress_hook()); }
+
+void report_progress(const RunProgress& p) {
+  if (progress_hook()) progress_hook()(p);
+}
 
 ProgressHook set_progress_hook(ProgressHook hook) {
   runs_begun = 0;

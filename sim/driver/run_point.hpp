@@ -28,6 +28,10 @@ using ProgressHook = std::function<void(const RunProgress&)>;
 // One hook for the process (one simulation runs at a time); an empty hook
 // clears it. Returns the previous one. Resets the run count.
 ProgressHook set_progress_hook(ProgressHook hook);
+// Whether a hook is set, and a report to it (for runs made in other processes,
+// whose reports come back through the caller: driver/simulate.cpp).
+bool has_progress_hook();
+void report_progress(const RunProgress& progress);
 
 // Statistics of one run's measurement window, as JSON (see report/). With a
 // recorder, the run's trace events also go there (the run itself is the same).

@@ -64,8 +64,10 @@ def test_hook_on_a_run_to_completion_reports_no_ceiling():
 def test_api_progress_names_point_and_seed(monkeypatch):
     monkeypatch.setattr(semsim.api, "PROGRESS_INTERVAL_S", 0.0)
     got = []
+    # jobs=1: the runs one after the other, so the reports come in order (with more jobs
+    # they interleave: test_parallel_runs.py).
     res = semsim.simulate(DEFAULT_SCENARIO, sets=["machine=laptop-4", "threads=[1,2]"], repeats=2,
-                          duration_ms=2, warmup_ms=0.5, progress=got.append)
+                          duration_ms=2, warmup_ms=0.5, progress=got.append, jobs=1)
     plain = semsim.simulate(DEFAULT_SCENARIO, sets=["machine=laptop-4", "threads=[1,2]"], repeats=2,
                             duration_ms=2, warmup_ms=0.5)
     assert res.to_json() == plain.to_json()

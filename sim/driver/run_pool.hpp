@@ -1,0 +1,57 @@
+// Runs independent simulated runs at once, each in a forked child process.
+//
+// Why processes, not threads: a run owns a SimGrid engine, and SimGrid allows
+// one engine per process at a time. Why fork: the child starts with the
+// caller's memory (the parsed scenario, the machine model, the loaded
+// library), so a run costs a fork (about a millisecond), not a new Python and
+// library load. A child runs one task, sends its JSON back through a pipe and
+// ends with _exit (no atexit handler, no stdio flush, nothing of the caller's
+// Python runs in it). A run's result depends only on its inputs (the core has
+// no process-global clock), so it is the same bytes in a child as in the
+// caller; the results come back indexed by task, whatever order they finish.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/json.hpp"
+#include "driver/run_point.hpp"
+
+namespace semsim::driver {
+
+// What a task gives back: its JSON, or the error it raised (the type's name as
+// the caller's layer knows it: "InputError", "SimulationError", else "Error").
+struct TaskOutcome {
+  bool ok = false;
+  Json value;
+  std::string error_type;
+  std::string message;
+};
+
+struct PoolOptions {
+  int jobs = 1;  // children at once (>= 1)
+  // Called in the caller with each child's progress reports (throttled in the
+  // child); `task` is the task's index. Empty: the children report nothing.
+  std::function<void(std::size_t task, const RunProgress&)> progress;
+  // Called in the caller when a task's outcome arrives.
+  std::function<void(std::size_t task, const TaskOutcome&)> finished;
+  // Called in the caller about every 100 ms of wall time while it waits; an
+  // exception it throws (an interrupt the caller saw) ends every child and is
+  // rethrown by run_pool.
+  std::function<void()> poll;
+  // Stop starting tasks after the first failure (the caller raises it).
+  bool stop_on_error = true;
+};
+
+// Runs tasks[i] for every i, in the order given by `order` (a permutation of
+// the indices: the longest first keeps the workers busy to the end), at most
+// `jobs` at once. Returns one outcome per task, by index; a task that was
+// never started (after a failure, with stop_on_error) has ok == false and an
+// empty error_type.
+std::vector<TaskOutcome> run_pool(const std::vector<std::function<Json()>>& tasks,
+                                  const std::vector<std::size_t>& order,
+                                  const PoolOptions& options);
+
+}  // namespace semsim::driver
