@@ -5,6 +5,8 @@
 // by more than the noise.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include "calibrate/probes.hpp"
 
 namespace semsim::calibrate {
@@ -17,6 +19,8 @@ TEST(CalibrateFenceProbe, AFenceAfterALockedRmwCostsInContext) {
   const probes::Stat none = probes::rmw_loads(s);
   const probes::Stat mfence = probes::rmw_mfence_loads(s);
   const probes::Stat lockadd = probes::rmw_lockadd_loads(s);
+  std::printf("lock xadd + 4 loads: %.2f ns; + mfence: %.2f ns; + lock addl: %.2f ns\n",
+              none.median, mfence.median, lockadd.median);
   for (const auto* st : {&none, &mfence, &lockadd}) {
     EXPECT_EQ(st->repeats, 3);
     EXPECT_GT(st->median, 0.1);  // a locked RMW and four loads take more than 0.1 ns
