@@ -45,6 +45,7 @@ void Spinlock::lock(const Topology& topo, Task& task) {
       const Tick since = task.cursor;
       task.advance_to(free_at_ + (freed_by_ == task.cpu ? 0 : topo.transfer(freed_by_, task.cpu)));
       stats_.add_wait(task.cursor - since);
+      if (task.trace != nullptr) task.trace->lock_wait(this, task, since, task.cursor, nullptr);
     }
     acquired_at_ = task.cursor;
     stats_.acquired_on(task.cpu);
