@@ -38,6 +38,9 @@ Json derive_model(const Measurements& x, const SimulatedCall& simulated_call_ns)
   record("atomic_rmw", x.atomic_rmw);
   record("locked_add_fence", x.locked_add_fence);
   const Stat mf = record("mfence", x.mfence);
+  const Stat rmw_loads = record("rmw_loads", x.rmw_loads);
+  const Stat rmw_mfence = record("rmw_mfence_loads", x.rmw_mfence_loads);
+  record("rmw_lockadd_loads", x.rmw_lockadd_loads);
   record("getppid", x.getppid);
   record("semop_efbig", x.semop_efbig);
   record("semctl_getval", x.semctl_getval);
@@ -108,10 +111,12 @@ Json derive_model(const Measurements& x, const SimulatedCall& simulated_call_ns)
   const std::string same_normal_handoff = fmt_ns(same_normal.handoff.median);
   const double cross_pct = 100 * cross.preempted;
   const std::string mfence_text = stat_text(mf);
+  const std::string mfence_in_context = fmt_ns(rmw_mfence.median - rmw_loads.median);
   const auto text_args = fmt::make_format_args(
       fmt::arg("same_normal_preempted_pct", same_normal_pct),
       fmt::arg("same_normal_handoff", same_normal_handoff),
-      fmt::arg("cross_preempted_pct", cross_pct), fmt::arg("mfence", mfence_text));
+      fmt::arg("cross_preempted_pct", cross_pct), fmt::arg("mfence", mfence_text),
+      fmt::arg("mfence_in_context", mfence_in_context));
   std::map<std::string, Derived> sums;  // by parameter, before any floor
   for (const Rule& r : cost_rules()) {
     if ((r.hosts == Hosts::OneCpu && n > 1) || (r.hosts == Hosts::SeveralCpus && n < 2)) continue;

@@ -49,6 +49,9 @@ Measurements measure(bool quick, const std::string& name) {
   x.atomic_rmw = probes::atomic_rmw(st);
   x.locked_add_fence = probes::locked_add_fence(st);
   x.mfence = probes::mfence(st);
+  x.rmw_loads = probes::rmw_loads(st);
+  x.rmw_mfence_loads = probes::rmw_mfence_loads(st);
+  x.rmw_lockadd_loads = probes::rmw_lockadd_loads(st);
   x.getppid = probes::syscall_getppid(st);
   x.semop_efbig = probes::semop_efbig(st);
   x.semctl_getval = probes::semctl_getval(st);

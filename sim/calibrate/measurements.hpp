@@ -33,6 +33,7 @@ struct Measurements {
   // The probes (calibrate/probes.hpp), in the order they run.
   std::vector<probes::Stat> semop_rounds;  // start, middle, end
   std::vector<LinePair> line_pingpong;
+  probes::Stat rmw_loads, rmw_mfence_loads, rmw_lockadd_loads;  // smp_mb() in context
   probes::Stat atomic_rmw, locked_add_fence, mfence, getppid, semop_efbig, semctl_getval,
       semctl_getval_removed, semop_wait_for_zero, futex_wake_nobody;
   probes::FutexStats futex_same_cpu, futex_same_cpu_normal, futex_cross_cpu;

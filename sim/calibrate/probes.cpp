@@ -254,6 +254,48 @@ Stat mfence(const Settings& s) {
   });
 }
 
+namespace {
+// lock xadd on a private line, then the fence F (none, mfence, lock addl), then four
+// dependent loads along a cycle of L1-resident pointers that do not depend on the
+// xadd: without a fence the loads run while the locked RMW completes; a fence makes
+// them wait for it.
+enum class InContext { None, Mfence, LockAdd };
+template <InContext F>
+Stat rmw_then_loads(const Settings& s) {
+  return loop_probe(s, [](long n) {
+    alignas(64) static std::atomic<std::uint64_t> word{0};
+    alignas(64) static void* ring[8 * 8];  // 8 pointers, one per line
+    static const bool linked = [] {
+      for (int i = 0; i < 8; ++i) ring[i * 8] = &ring[((i + 3) % 8) * 8];
+      return true;
+    }();
+    (void)linked;
+    void* p = ring[0];
+    for (long i = 0; i < n; ++i) {
+#if defined(__x86_64__)
+      std::uint64_t one = 1;
+      __asm__ __volatile__("lock; xaddq %0, %1" : "+r"(one), "+m"(word)::"memory", "cc");
+      if constexpr (F == InContext::Mfence) __asm__ __volatile__("mfence" ::: "memory");
+      if constexpr (F == InContext::LockAdd)
+        __asm__ __volatile__("lock; addl $0,-4(%%rsp)" ::: "memory", "cc");
+#else
+      word.fetch_add(1, std::memory_order_relaxed);
+      if constexpr (F != InContext::None) std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
+      p = *static_cast<void**>(p);
+      p = *static_cast<void**>(p);
+      p = *static_cast<void**>(p);
+      p = *static_cast<void**>(p);
+    }
+    __asm__ __volatile__("" : : "r"(p) : "memory");
+  });
+}
+}  // namespace
+
+Stat rmw_loads(const Settings& s) { return rmw_then_loads<InContext::None>(s); }
+Stat rmw_mfence_loads(const Settings& s) { return rmw_then_loads<InContext::Mfence>(s); }
+Stat rmw_lockadd_loads(const Settings& s) { return rmw_then_loads<InContext::LockAdd>(s); }
+
 Stat syscall_getppid(const Settings& s) {
   return loop_probe(s, [](long n) {
     for (long i = 0; i < n; ++i) syscall(SYS_getppid);

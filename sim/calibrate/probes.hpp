@@ -48,6 +48,12 @@ Stat atomic_rmw(const Settings& s);
 Stat locked_add_fence(const Settings& s);
 // mfence (x86; elsewhere a seq_cst fence).
 Stat mfence(const Settings& s);
+// smp_mb() in context: lock xadd on a private line, then four dependent L1 loads that
+// do not depend on it, with nothing, mfence or lock addl $0,-4(%rsp) between them
+// (the difference is what the fence costs right after a locked RMW).
+Stat rmw_loads(const Settings& s);
+Stat rmw_mfence_loads(const Settings& s);
+Stat rmw_lockadd_loads(const Settings& s);
 // syscall(SYS_getppid): system call entry and exit with the least work inside.
 Stat syscall_getppid(const Settings& s);
 

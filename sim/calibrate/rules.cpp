@@ -20,6 +20,14 @@ const std::vector<Rule>& cost_rules() {
      .formula = {{1, "locked_add_fence"}},
      .text = "lock addl $0,-4(%rsp), which is smp_mb() on x86-64 since Linux 4.15 (mfence: "
              "{mfence})"},
+    {.param = "costs_ns.locked_drain", .hosts = Hosts::Any,
+     .formula = {{1, "rmw_lockadd_loads"}, {-1, "rmw_loads"}, {-1, "locked_add_fence"}},
+     .floor_ns = 0.0,
+     .probes = "rmw_lockadd_loads, rmw_loads, locked_add_fence",
+     .text = "smp_mb() in context: lock xadd, lock addl $0,-4(%rsp), four dependent L1 loads, "
+             "minus the same without the fence, minus the fence alone: what the fence waits "
+             "for of the RMW before it (mfence there costs {mfence_in_context} ns more than "
+             "no fence, the in-context figure for a kernel whose smp_mb() is mfence)"},
     {.param = "costs_ns.syscall", .hosts = Hosts::Any,
      .formula = {{1, "getppid"}},
      .text = "syscall(SYS_getppid), entry and exit with the least work inside"},

@@ -37,7 +37,8 @@ struct Rule {
   // The probes as the source names them (derived values), in the source's order.
   std::string_view probes = {};
   // What the value is. Placeholders: {same_normal_preempted_pct}, {same_normal_handoff},
-  // {cross_preempted_pct}, {mfence} (derive.cpp fills them from the measurements).
+  // {cross_preempted_pct}, {mfence}, {mfence_in_context} (derive.cpp fills them from the
+  // measurements).
   std::string_view text = {};
   double assumed = 0;
   std::string_view copy_of = {};

@@ -8,6 +8,7 @@
 
 #include "core/errors.hpp"
 #include "ipc/semantics.hpp"
+#include "machine/store_buffer.hpp"
 
 namespace semsim::ipc {
 
@@ -97,27 +98,41 @@ machine::Access to_machine(AccessKind k) {
 void SemKernel::read(Task& t, Field f, int sem) {
   const int off = sma_.offset_of(f, sem);
   if (off < 0) return;
-  t.advance_to(sma_.line_at(off).access(topo_, t.cpu, machine::Access::Read, t.cursor));
+  machine::load(topo_, t, sma_.line_at(off));
   trace(t, f, sem, ArrayLayout::line_of(off), AccessKind::Read);
 }
 
 void SemKernel::write(Task& t, Field f, int sem) {
   const int off = sma_.offset_of(f, sem);
   if (off < 0) return;
-  t.advance_to(sma_.line_at(off).access(topo_, t.cpu, machine::Access::Write, t.cursor));
+  machine::store(topo_, t, sma_.line_at(off));  // through the store buffer
   trace(t, f, sem, ArrayLayout::line_of(off), AccessKind::Write);
 }
 
 void SemKernel::rmw(Task& t, Field f, int sem) {
   const int off = sma_.offset_of(f, sem);
   if (off < 0) return;
-  t.advance_to(sma_.line_at(off).access(topo_, t.cpu, machine::Access::Rmw, t.cursor));
+  machine::rmw(topo_, t, sma_.line_at(off));
   trace(t, f, sem, ArrayLayout::line_of(off), AccessKind::Rmw);
 }
 
-void SemKernel::access(Task& t, Field f, machine::CacheLine& line, AccessKind kind) {
-  t.advance_to(line.access(topo_, t.cpu, to_machine(kind), t.cursor));
+Tick SemKernel::access(Task& t, Field f, machine::CacheLine& line, AccessKind kind) {
+  Tick visible = 0;
+  switch (to_machine(kind)) {
+    case machine::Access::Write:
+      visible = machine::store(topo_, t, line);
+      break;
+    case machine::Access::Rmw:
+      machine::rmw(topo_, t, line);
+      visible = t.cursor;
+      break;
+    case machine::Access::Read:
+      machine::load(topo_, t, line);
+      visible = t.cursor;
+      break;
+  }
   trace(t, f, -1, -1, kind);
+  return visible;
 }
 
 void SemKernel::path(Task& t, PathFn f) {
@@ -126,7 +141,7 @@ void SemKernel::path(Task& t, PathFn f) {
 }
 
 void SemKernel::fence(Task& t) {
-  t.charge(topo_.params().full_fence);
+  machine::full_fence(topo_, t);  // waits for the store buffer, then smp_mb() itself
   trace(t, Field::Barrier, -1, -1, AccessKind::Fence);
 }
 
@@ -354,8 +369,7 @@ void SemKernel::wake_up_sem_queue_prepare(Task& t, SemQueue& q, int error, WakeL
     // get_task_struct(), wake_q_add() (cmpxchg on task->wake_q.next), then the status.
     access(t, Field::TaskStruct, *q.task_line, AccessKind::Rmw);
     access(t, Field::TaskStruct, *q.task_line, AccessKind::Rmw);
-    access(t, Field::SleeperStack, *q.stack_line, AccessKind::Write);
-    q.status_at = t.cursor;
+    q.status_at = access(t, Field::SleeperStack, *q.stack_line, AccessKind::Write);
   } else {
     // q->status = IN_WAKEUP; q->pid = error: the final store comes after the wakeup.
     access(t, Field::SleeperStack, *q.stack_line, AccessKind::Write);
@@ -378,8 +392,7 @@ void SemKernel::wake_up_sem_queue_do(Task& t, WakeList& wake) {
     if (sma_.policy.wakeup == WakeupDelivery::InWakeup) {
       // smp_wmb(); q->status = q->pid: now the sleeper may return.
       if (current) {
-        access(t, Field::SleeperStack, *w.q->stack_line, AccessKind::Write);
-        w.q->status_at = t.cursor;
+        w.q->status_at = access(t, Field::SleeperStack, *w.q->stack_line, AccessKind::Write);
       }
     } else {
       access(t, Field::TaskStruct, *w.q->task_line, AccessKind::Rmw);  // put_task_struct()

@@ -229,7 +229,8 @@ class SemKernel {
   void read(machine::Task& t, Field f, int sem = 0);
   void write(machine::Task& t, Field f, int sem = 0);
   void rmw(machine::Task& t, Field f, int sem = 0);
-  void access(machine::Task& t, Field f, machine::CacheLine& line, AccessKind kind);
+  // Returns when the access is done (a store: when other CPUs see it).
+  Tick access(machine::Task& t, Field f, machine::CacheLine& line, AccessKind kind);
   void fence(machine::Task& t);            // smp_mb()
   void rmb(machine::Task& t);              // smp_rmb(): a compiler barrier on x86
   void fast_path_fence(machine::Task& t);  // the policy's barrier after the per-sem lock

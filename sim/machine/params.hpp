@@ -34,6 +34,11 @@ struct MachineParams {
   Tick memory_latency = 0;
 
   Tick l1_hit = 0, atomic_rmw = 0, full_fence = 0;
+  // The store buffer (machine/store_buffer.hpp): how long a locked RMW's store
+  // drains after the core goes on (-1: atomic_rmw), and how many stores it holds
+  // (0: no buffer, every store stalls until its line is here).
+  Tick locked_drain = -1;
+  double store_buffer_entries = 36;
   Tick syscall = 0, semop_kernel_path = 0;
   Tick context_switch = 0, wakeup_waker = 0, wakeup_latency = 0, ipi = 0;
   Tick user_loop_iteration = 0, bubble_sort_round = 0, time_slice = 0;

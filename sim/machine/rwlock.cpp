@@ -2,12 +2,14 @@
 
 #include <algorithm>
 
+#include "machine/store_buffer.hpp"
+
 namespace semsim::machine {
 
 void RwLock::read_lock(const Topology& topo, Task& task) {
   InFunc in(task, Func::RawReadLock);
   // Whether a writer holds it is decided when our atomic completes.
-  task.advance_to(line_->access(topo, task.cpu, Access::Rmw, task.cursor));  // lock decl
+  rmw(topo, task, *line_);  // lock decl
   ++task.lock_depth;
   if (writer_ == nullptr) {
     readers_.push_back({&task, task.cursor});
@@ -31,7 +33,7 @@ void RwLock::read_unlock(const Topology& topo, Task& task) {
     readers_.erase(it);
   }
   --task.lock_depth;
-  task.advance_to(line_->access(topo, task.cpu, Access::Rmw, task.cursor));  // lock incl
+  rmw(topo, task, *line_);  // lock incl
   // Readers that left while our RMW was in flight may have granted it already.
   if (readers_.empty() && writer_ == nullptr && !waiting_writers_.empty())
     grant_writer(topo, task.cursor);
@@ -39,8 +41,7 @@ void RwLock::read_unlock(const Topology& topo, Task& task) {
 
 void RwLock::write_lock(const Topology& topo, Task& task) {
   InFunc in(task, Func::RawWriteLock);
-  task.advance_to(
-      line_->access(topo, task.cpu, Access::Rmw, task.cursor));  // lock sub RW_LOCK_BIAS
+  rmw(topo, task, *line_);  // lock sub RW_LOCK_BIAS
   ++task.lock_depth;
   if (writer_ == nullptr && readers_.empty() && waiting_writers_.empty()) {
     writer_ = &task;
@@ -59,8 +60,7 @@ void RwLock::write_unlock(const Topology& topo, Task& task) {
   stats_.write.add_hold(task.cursor - writer_since_);
   if (task.trace != nullptr) task.trace->lock_held(this, task, writer_since_, task.cursor);
   --task.lock_depth;
-  task.advance_to(
-      line_->access(topo, task.cpu, Access::Rmw, task.cursor));  // lock add RW_LOCK_BIAS
+  rmw(topo, task, *line_);  // lock add RW_LOCK_BIAS
   const Tick released = task.cursor;
   writer_ = nullptr;
   if (!waiting_readers_.empty()) {

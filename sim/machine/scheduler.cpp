@@ -153,7 +153,7 @@ void Scheduler::dispatch_next(int cpu, Tick t) {
 
 void Scheduler::switch_out(Task& task) {
   InFunc in(task, Func::Schedule);
-  task.advance_to(state(task.cpu).rq_lock.access(topo_, task.cpu, Access::Rmw, task.cursor));
+  rmw(topo_, task, state(task.cpu).rq_lock);  // drains the store buffer too
   task.charge(topo_.params().context_switch / 2);
 }
 
@@ -253,7 +253,7 @@ void Scheduler::wake(Task& waker, Task& wakee) {
   }
   const int target = pick_cpu_for_wakeup(waker, wakee);
   auto& c = state(target);
-  waker.advance_to(c.rq_lock.access(topo_, waker.cpu, Access::Rmw, waker.cursor));  // rq->lock
+  rmw(topo_, waker, c.rq_lock);  // rq->lock
   const bool kick = c.current == nullptr && target != waker.cpu;
   ++(target == waker.cpu ? waker.wakes_same_cpu
                          : (kick ? waker.wakes_remote_idle : waker.wakes_remote_busy));

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/errors.hpp"
+#include "machine/store_buffer.hpp"
 
 namespace semsim::machine {
 
@@ -34,9 +35,18 @@ void Spinlock::lock(const Topology& topo, Task& task) {
   // Ticket: fetch-and-add on the tail; queued: cmpxchg on the lock word, or
   // setting the pending bit, or xchg of the tail. Whether the lock was free is
   // decided when the atomic completes, after every earlier event.
-  task.advance_to(line_->access(topo, task.cpu, Access::Rmw, task.cursor));
+  rmw(topo, task, *line_);
   if (holder_ == nullptr && waiters_.empty()) {
     holder_ = &task;
+    if (task.cursor < free_at_) {
+      // The last release is still in its releaser's store buffer: we read the
+      // lock held, and see it free one transfer after the store is visible.
+      stats_.contended_on(task.cpu);
+      const Tick since = task.cursor;
+      task.advance_to(free_at_ + (freed_by_ == task.cpu ? 0 : topo.transfer(freed_by_, task.cpu)));
+      stats_.add_wait(task.cursor - since);
+      if (task.trace != nullptr) task.trace->lock_wait(this, task, since, task.cursor, nullptr);
+    }
     acquired_at_ = task.cursor;
     stats_.acquired_on(task.cpu);
     return;
@@ -62,7 +72,7 @@ void Spinlock::lock(const Topology& topo, Task& task) {
   if (kind_ == LockKind::Queued) {
     // We see the release: claim the lock word with an atomic
     // (clear_pending_set_locked / set_locked), at our own date.
-    task.advance_to(line_->access(topo, task.cpu, Access::Rmw, task.cursor));
+    rmw(topo, task, *line_);
     // An MCS node that takes the lock makes the node behind it the new head:
     // its store reaches that CPU one transfer later.
     if (w.mcs && !waiters_.empty() && waiters_.front().head_at == kNotYet)
@@ -86,12 +96,14 @@ void Spinlock::unlock(const Topology& topo, Task& task) {
   stats_.add_hold(task.cursor - acquired_at_);
   if (task.trace != nullptr) task.trace->lock_held(this, task, acquired_at_, task.cursor);
   --task.lock_depth;
-  // The release is a plain store to the lock word (head++ / locked byte = 0).
-  // Until it lands the lock reads held: a contender dated before then queues.
-  task.advance_to(line_->access(topo, task.cpu, Access::Write, task.cursor));
-  const Tick released = task.cursor;
+  // The release is a plain store to the lock word (head++ / locked byte = 0),
+  // through the store buffer: the releaser goes on, the others see it free
+  // once it is visible. Until then the lock reads held.
+  const Tick released = store(topo, task, *line_);
   if (waiters_.empty()) {
     holder_ = nullptr;
+    free_at_ = released;
+    freed_by_ = task.cpu;
     return;
   }
   Waiter next = waiters_.front();
@@ -162,8 +174,8 @@ void Spinlock::oracle_unlock(Task& task) {
 }
 
 bool Spinlock::is_locked(const Topology& topo, Task& task) {
-  task.advance_to(line_->access(topo, task.cpu, Access::Read, task.cursor));
-  return holder_ != nullptr;
+  load(topo, task, *line_);
+  return holder_ != nullptr || task.cursor < free_at_;
 }
 
 }  // namespace semsim::machine

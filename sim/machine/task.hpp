@@ -22,6 +22,7 @@
 #include "core/simulation.hpp"
 #include "core/time.hpp"
 #include "machine/cpu_noise.hpp"
+#include "machine/store_buffer.hpp"
 #include "report/trace_sink.hpp"
 
 namespace semsim::machine {
@@ -110,6 +111,7 @@ struct Task {
       nullptr;                // the CPU it is on also accounts its charges (set by the Scheduler)
   CpuNoise* noise = nullptr;  // the interruptions of the CPU it is on (none: no noise)
   report::TraceSink* trace = nullptr;  // where its events are recorded (none: tracing off)
+  StoreBuffer stores;                  // its stores not yet visible (x86 TSO)
 
   // Work of length d: the CPU's interruptions that land in it delay it.
   void charge(Tick d) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/errors.hpp"
+#include "machine/store_buffer.hpp"
 
 namespace semsim::machine {
 
@@ -72,7 +73,7 @@ void spin_until(const Topology& topo, Task& task, CacheLine& line, LineWatchers&
                 const std::uint64_t& writes, std::uint64_t& rereads, Ok ok) {
   for (;;) {
     const std::uint64_t seen = writes;
-    const Tick done = line.access(topo, task.cpu, Access::Read, task.cursor);
+    const Tick done = issue_load(topo, task, line);
     const bool good = ok();
     task.advance_to(done);
     if (good) return;
@@ -108,7 +109,7 @@ void UserLock::lock(const Topology& topo, Task& task) {
 
 void UserLock::lock_tas(const Topology& topo, Task& task) {
   for (;;) {
-    const Tick done = line_.access(topo, task.cpu, Access::Rmw, task.cursor);
+    const Tick done = issue_rmw(topo, task, line_);
     const bool won = !held_;
     held_ = true;
     task.advance_to(done);
@@ -119,7 +120,7 @@ void UserLock::lock_tas(const Topology& topo, Task& task) {
 void UserLock::lock_ttas(const Topology& topo, Task& task) {
   for (;;) {
     spin_until(topo, task, line_, watchers_, line_writes_, stats_.rereads, [&] { return !held_; });
-    const Tick done = line_.access(topo, task.cpu, Access::Rmw, task.cursor);
+    const Tick done = issue_rmw(topo, task, line_);
     const bool won = !held_;
     held_ = true;
     ++line_writes_;
@@ -130,7 +131,7 @@ void UserLock::lock_ttas(const Topology& topo, Task& task) {
 }
 
 void UserLock::lock_ticket(const Topology& topo, Task& task) {
-  const Tick done = line_.access(topo, task.cpu, Access::Rmw, task.cursor);
+  const Tick done = issue_rmw(topo, task, line_);
   const std::uint64_t mine = next_ticket_++;
   ++line_writes_;
   task.advance_to(done);
@@ -142,21 +143,22 @@ void UserLock::lock_ticket(const Topology& topo, Task& task) {
 void UserLock::lock_mcs(const Topology& topo, Task& task) {
   Node& me = nodes_[static_cast<std::size_t>(task.cpu)];
   // Initialise our node (its line was last written by whoever handed us the lock).
-  task.advance_to(me.line.access(topo, task.cpu, Access::Write, task.cursor));
+  const IssuedStore init = issue_store(topo, task, me.line);
   me.waiting = true;
   me.next = -1;
-  const Tick done = line_.access(topo, task.cpu, Access::Rmw, task.cursor);
+  task.advance_to(init.issued);
+  const Tick done = issue_rmw(topo, task, line_);
   const int pred = tail_;
   tail_ = task.cpu;
   task.advance_to(done);
   if (pred < 0) return;
   // Link behind the predecessor: a store into its node (it re-reads: it spins there).
   Node& p = nodes_[static_cast<std::size_t>(pred)];
-  const Tick linked = p.line.access(topo, task.cpu, Access::Write, task.cursor);
+  const IssuedStore linked = issue_store(topo, task, p.line);
   p.next = task.cpu;
   ++p.writes;
-  task.advance_to(linked);
-  wake(p.watchers, linked);
+  task.advance_to(linked.issued);
+  wake(p.watchers, linked.visible);
   spin_until(topo, task, me.line, me.watchers, me.writes, stats_.rereads,
              [&] { return !me.waiting; });
 }
@@ -169,14 +171,14 @@ void UserLock::unlock(const Topology& topo, Task& task) {
     return;
   }
   // TAS/TTAS: the word = 0; ticket: now_serving + 1. A plain store.
-  const Tick done = line_.access(topo, task.cpu, Access::Write, task.cursor);
+  const IssuedStore release = issue_store(topo, task, line_);
   if (kind_ == UserLockKind::Ticket)
     ++now_serving_;
   else
     held_ = false;
   ++line_writes_;
-  task.advance_to(done);
-  wake(watchers_, done);
+  task.advance_to(release.issued);
+  wake(watchers_, release.visible);
 }
 
 void UserLock::unlock_mcs(const Topology& topo, Task& task) {
@@ -188,7 +190,7 @@ void UserLock::unlock_mcs(const Topology& topo, Task& task) {
   });
   if (succ < 0) {
     // Nobody linked: cmpxchg the tail back to empty, unless someone swapped it meanwhile.
-    const Tick done = line_.access(topo, task.cpu, Access::Rmw, task.cursor);
+    const Tick done = issue_rmw(topo, task, line_);
     const bool alone = tail_ == task.cpu;
     if (alone) tail_ = -1;
     task.advance_to(done);
@@ -200,11 +202,11 @@ void UserLock::unlock_mcs(const Topology& topo, Task& task) {
     });
   }
   Node& s = nodes_[static_cast<std::size_t>(succ)];
-  const Tick done = s.line.access(topo, task.cpu, Access::Write, task.cursor);
+  const IssuedStore handed = issue_store(topo, task, s.line);
   s.waiting = false;
   ++s.writes;
-  task.advance_to(done);
-  wake(s.watchers, done);
+  task.advance_to(handed.issued);
+  wake(s.watchers, handed.visible);
 }
 
 }  // namespace semsim::machine

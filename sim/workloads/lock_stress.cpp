@@ -79,8 +79,7 @@ TaskBody lock_stress_task_body(SimContext& ctx, int index) {
       {
         machine::InFunc in(t, machine::Func::User);
         t.charge(s.critical);
-        for (auto& line : s.data)
-          t.advance_to(line.access(ctx.topo, t.cpu, machine::Access::Write, t.cursor));
+        for (auto& line : s.data) machine::store(ctx.topo, t, line);  // through the store buffer
       }
       s.lock.unlock(ctx.topo, t);
       ++t.semops;

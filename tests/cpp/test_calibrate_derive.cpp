@@ -51,6 +51,9 @@ Measurements fixture(int n, bool preempts) {
   x.atomic_rmw = stat(5.2);
   x.locked_add_fence = stat(5.9);
   x.mfence = stat(11.3);
+  x.rmw_loads = stat(8.0);
+  x.rmw_mfence_loads = stat(25.5);
+  x.rmw_lockadd_loads = stat(14.5);
   x.getppid = stat(61.5);
   x.semop_efbig = stat(98.25);
   x.semctl_getval = stat(121.0);

@@ -261,7 +261,8 @@ def test_imported_model_loads_and_its_matrix_drives_the_simulation(tmp_path):
     (tmp_path / "slow.json").write_text(json.dumps(slow))
     slowed = semsim.simulate(scenario(tmp_path / "slow.json")).points
     assert slowed[0]["ops_per_s"] == base[0]["ops_per_s"]  # one thread: no transfers
-    assert slowed[1]["ops_per_s"] < 0.95 * base[1]["ops_per_s"]  # measured: -8 %
+    # measured: -8 % before the store buffer, -4 % with it (the store misses no longer stall)
+    assert slowed[1]["ops_per_s"] < 0.98 * base[1]["ops_per_s"]
 
 
 def test_cli_writes_a_model_that_validates_and_runs(run_cli, tmp_path):

@@ -1,0 +1,86 @@
+#include "machine/store_buffer.hpp"
+
+#include <algorithm>
+
+#include "machine/cache_line.hpp"
+#include "machine/task.hpp"
+#include "machine/topology.hpp"
+
+namespace semsim::machine {
+
+namespace {
+// How long a locked RMW's store drains after the core may go on (params.hpp).
+Tick locked_drain(const MachineParams& p) {
+  return p.locked_drain >= 0 ? p.locked_drain : p.atomic_rmw;
+}
+}  // namespace
+
+std::size_t StoreBuffer::pending(Tick now) {
+  while (!entries_.empty() && entries_.front().visible <= now) entries_.pop_front();
+  return entries_.size();
+}
+
+Tick StoreBuffer::push(const CacheLine* line, Tick arrives) {
+  const Tick visible = std::max(arrives, last_visible_);
+  entries_.push_back({line, arrives, visible});
+  last_visible_ = visible;
+  return visible;
+}
+
+Tick StoreBuffer::line_arrival(const CacheLine* line) const {
+  Tick t = 0;
+  for (const Entry& e : entries_)
+    if (e.line == line) t = std::max(t, e.arrives);
+  return t;
+}
+
+IssuedStore issue_store(const Topology& topo, Task& task, CacheLine& line) {
+  const MachineParams& p = topo.params();
+  const auto depth = static_cast<std::size_t>(std::max(p.store_buffer_entries, 0.0));
+  if (depth == 0) {  // no buffer: the store stalls the core until its line is here
+    const Tick done = line.access(topo, task.cpu, Access::Write, task.cursor);
+    return {done, done};
+  }
+  StoreBuffer& sb = task.stores;
+  // A full buffer: the store waits for an entry.
+  if (sb.pending(task.cursor) >= depth) task.advance_to(sb.oldest_visible());
+  sb.pending(task.cursor);
+  const Tick arrives = line.access(topo, task.cpu, Access::Write, task.cursor);
+  return {task.cursor + p.l1_hit, sb.push(&line, arrives)};
+}
+
+Tick issue_rmw(const Topology& topo, Task& task, CacheLine& line) {
+  StoreBuffer& sb = task.stores;
+  task.advance_to(sb.drained());  // the LOCK prefix drains the buffer first
+  const Tick done = line.access(topo, task.cpu, Access::Rmw, task.cursor);
+  sb.set_locked_done(done + locked_drain(topo.params()));
+  return done;
+}
+
+Tick issue_load(const Topology& topo, Task& task, CacheLine& line) {
+  StoreBuffer& sb = task.stores;
+  if (sb.pending(task.cursor) > 0) task.advance_to(sb.line_arrival(&line));
+  return line.access(topo, task.cpu, Access::Read, task.cursor);
+}
+
+void full_fence(const Topology& topo, Task& task) {
+  const StoreBuffer& sb = task.stores;
+  task.advance_to(std::max(sb.drained(), sb.locked_done()));
+  task.charge(topo.params().full_fence);
+}
+
+Tick store(const Topology& topo, Task& task, CacheLine& line) {
+  const IssuedStore s = issue_store(topo, task, line);
+  task.advance_to(s.issued);
+  return s.visible;
+}
+
+void rmw(const Topology& topo, Task& task, CacheLine& line) {
+  task.advance_to(issue_rmw(topo, task, line));
+}
+
+void load(const Topology& topo, Task& task, CacheLine& line) {
+  task.advance_to(issue_load(topo, task, line));
+}
+
+}  // namespace semsim::machine

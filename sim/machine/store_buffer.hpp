@@ -1,0 +1,92 @@
+// The x86-TSO store buffer of a core, and the memory operations that go
+// through it.
+//
+//   A plain store does not stall the core: it is issued at the core's date
+//   (the line request is made then, so the line serves it in date order, see
+//   cache_line.hpp) and sits in the buffer until its line is here; the core
+//   goes on after the store's issue cost (an L1 write, l1_hit). Stores become
+//   visible to the other CPUs in program order: a store's visibility date is
+//   its line's arrival or the previous store's visibility, whichever is later.
+//   A full buffer (store_buffer_entries stores not yet visible) stalls the
+//   next store until the oldest one is visible.
+//   A locked RMW first waits until every buffered store is visible (the
+//   LOCK prefix drains the buffer), then does its own line request. Its
+//   store keeps draining for locked_drain after the core may go on (later
+//   loads run past it speculatively).
+//   A full fence (smp_mb()) waits until the buffered stores and the last
+//   locked RMW's store are done, then costs full_fence:
+//     cost = max(0, pending completion - now) + full_fence.
+//   A load of a line this core has a store in flight to waits for the line
+//   (the store's data could be forwarded, but not the rest of the line).
+//
+// The buffer belongs to the task, not the CPU: a context switch runs locked
+// operations (rq->lock) that drain it, so a task never finds another task's
+// stores in it. store_buffer_entries = 0 turns the buffer off: every store
+// stalls until its line is here, as the model did before.
+//
+// Time order: every line request is made at the task's cursor; the buffer
+// only holds dates, so nothing here is scheduled in the future.
+#pragma once
+
+#include <deque>
+
+#include "core/time.hpp"
+
+namespace semsim::machine {
+
+class CacheLine;
+class Topology;
+struct Task;
+
+class StoreBuffer {
+ public:
+  struct Entry {
+    const CacheLine* line;
+    Tick arrives;  // its line is here (the RFO is done)
+    Tick visible;  // other CPUs see it (program order)
+  };
+  // Drops the stores visible by `now`; returns how many are still pending.
+  std::size_t pending(Tick now);
+  // The oldest pending store's visibility (call only when pending() > 0).
+  Tick oldest_visible() const { return entries_.front().visible; }
+  // Records a store issued with its line arriving at `arrives`; returns its visibility.
+  Tick push(const CacheLine* line, Tick arrives);
+  // When every buffered store is visible (earlier than now: nothing pending).
+  Tick drained() const { return last_visible_; }
+  // When this core's store to `line` has its line here (earlier than now: none in flight).
+  Tick line_arrival(const CacheLine* line) const;
+  // The last locked RMW's store is done at this date.
+  void set_locked_done(Tick t) { locked_done_ = t; }
+  Tick locked_done() const { return locked_done_; }
+
+ private:
+  std::deque<Entry> entries_;
+  Tick last_visible_ = 0;
+  Tick locked_done_ = 0;
+};
+
+// The visibility of a store and when its issuer may go on.
+struct IssuedStore {
+  Tick issued;   // the issuing core goes on from here (advance_to it)
+  Tick visible;  // other CPUs see the store from here
+};
+
+// A store by `task` to `line` at its cursor. The line request is made now;
+// the caller applies the store's effect, then advances the task to `issued`.
+IssuedStore issue_store(const Topology& topo, Task& task, CacheLine& line);
+// A locked RMW at the task's cursor, after the buffer drained (the task
+// waits for that); returns when the RMW completes (the caller advances to it).
+Tick issue_rmw(const Topology& topo, Task& task, CacheLine& line);
+// A load at the task's cursor (after this core's own store to the line, if
+// one is in flight, has its line); returns when it completes.
+Tick issue_load(const Topology& topo, Task& task, CacheLine& line);
+// smp_mb(): waits for the pending stores and the last locked RMW's store, then full_fence.
+void full_fence(const Topology& topo, Task& task);
+
+// The same, with the task advanced to the completion (a store: to its issue);
+// a store returns its visibility date.
+Tick store(const Topology& topo, Task& task, CacheLine& line);
+void rmw(const Topology& topo, Task& task, CacheLine& line);
+void load(const Topology& topo, Task& task, CacheLine& line);
+
+}  // namespace semsim::machine
