@@ -22,6 +22,7 @@
 #include "core/simulation.hpp"
 #include "core/time.hpp"
 #include "machine/cpu_noise.hpp"
+#include "machine/ipi_queue.hpp"
 #include "report/trace_sink.hpp"
 
 namespace semsim::machine {
@@ -102,12 +103,18 @@ struct Task {
   FuncTimes* cpu_time =
       nullptr;                // the CPU it is on also accounts its charges (set by the Scheduler)
   CpuNoise* noise = nullptr;  // the interruptions of the CPU it is on (none: no noise)
+  IpiQueue* ipis = nullptr;   // the IPIs sent to the CPU it is on (set by the Scheduler)
+  Tick last_ran = -1;         // when it last left a CPU (-1: never ran), for cache-hotness
   report::TraceSink* trace = nullptr;  // where its events are recorded (none: tracing off)
 
   // Work of length d: the CPU's interruptions that land in it delay it.
   void charge(Tick d) {
     if (noise != nullptr) {
       const Tick irq = noise->during_work(cursor, d);
+      if (irq > 0) account(Func::Interrupt, irq);
+    }
+    if (ipis != nullptr) {
+      const Tick irq = ipis->during_work(cursor, d);
       if (irq > 0) account(Func::Interrupt, irq);
     }
     account(func, d);
@@ -122,6 +129,10 @@ struct Task {
     account(func, t - cursor);
     if (noise != nullptr) {
       const Tick over = noise->past_wait(from, t);
+      if (over > 0) account(Func::Interrupt, over);
+    }
+    if (ipis != nullptr) {
+      const Tick over = ipis->past_wait(from, t);
       if (over > 0) account(Func::Interrupt, over);
     }
   }
