@@ -29,8 +29,9 @@ Scheduler::Scheduler(const Topology& topo, std::uint64_t seed, LockKind rq_lock)
   }
   rq_locks_.reserve(cpus_.size());
   for (int c = 0; c < cpus(); ++c)
-    rq_locks_.emplace_back(rq_lock, &state(c).rq_lock,
-                           Rng::derive(seed, kRqLockStreams + static_cast<std::uint64_t>(c)).next());
+    rq_locks_.emplace_back(
+        rq_lock, &state(c).rq_lock,
+        Rng::derive(seed, kRqLockStreams + static_cast<std::uint64_t>(c)).next());
 }
 
 void Scheduler::rq_lock(Task& task, int cpu, Tick hold) {

@@ -102,7 +102,9 @@ TEST(MachineSchedKernel, ACrossLlcWakeChargesTheBusyTargetTheIpiASameLlcOneDoesN
     EXPECT_EQ(without.target_irq, 0);
     EXPECT_EQ(with.target_irq, cross ? ipi : 0);
     // Across caches the waker does not enqueue: the hold falls to the target.
-    if (cross) EXPECT_EQ(with.waker_cost, without.waker_cost - hold);
+    if (cross) {
+      EXPECT_EQ(with.waker_cost, without.waker_cost - hold);
+    }
   }
 }
 
