@@ -252,7 +252,9 @@ TEST(MachineSchedKernel, EveryPresetHasTheSchedulerMechanisms) {
     EXPECT_LE(m.rq_hold_wake, m.wakeup_waker);
     EXPECT_GT(m.rq_hold_schedule, 0);
     EXPECT_LE(m.rq_hold_schedule, m.context_switch / 2);
-    EXPECT_EQ(m.migration_cost, ns_to_ticks(500000));
+    // Not enabled on the presets: the model has no periodic (nohz) balancing to pull
+    // for an idle CPU the gate turns away, so idle CPUs would stay idle all run long.
+    EXPECT_EQ(m.migration_cost, 0);
   }
   // The calibrated host keeps its probed behaviour: none of them.
   const auto host = config::load_machine("host-default");
