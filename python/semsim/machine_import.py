@@ -130,6 +130,18 @@ def _carry(param: dict[str, Any], preset: str, same_machine: bool, ghz: float) -
     return {"value": value, "source": src}
 
 
+def _carry_table(param: dict[str, Any], preset: str, same_machine: bool, ghz: float) -> dict[str, Any]:
+    """A preset's [[distance, ns], ...] table, as _carry carries one value: entries derived
+    from cycles keep them at this model's clock."""
+    table, src = param["value"], str(param["source"])
+    hit = _CYCLES_RE.search(src)
+    if hit and abs(float(hit.group(2)) - ghz) > 1e-9:
+        scale = float(hit.group(2)) / ghz
+        table = [[d, _round(v * scale)] for d, v in table]
+    carried = _carry({"value": 0, "source": src}, preset, same_machine, ghz)
+    return {"value": table, "source": carried["source"]}
+
+
 def _time_slice(cpus: int) -> dict[str, Any]:
     factor = 1 + int(math.log2(min(cpus, 8)))
     ms = 0.75 * factor
@@ -393,6 +405,9 @@ def build_model(measured: Measured, o: Options) -> dict[str, Any]:
                          f"{', '.join(sorted(missing))}")
     model["costs_ns"] = costs
     model["clock_ghz"] = {"value": ghz, "source": clock_src}
+    if "switch_refill_process_ns" in preset:
+        model["switch_refill_process_ns"] = _carry_table(preset["switch_refill_process_ns"], o.costs_from,
+                                                         same_machine, ghz)
     model["provenance"] = _provenance(measured, o, name, preset_path, cpu_map, full, notes, kept)
     return model
 

@@ -78,7 +78,10 @@ Json run_point(const Scenario& scenario, const config::MachineParams& machine,
   RunProgress progress{++runs_begun, 0, 0, false, false};
   core::Simulation sim;
   machine::Topology topo(machine);
-  machine::Scheduler sched(topo, seed ^ 0x5c4ed);
+  // Each rq->lock is a spinlock of the kernel's kind (where the model holds it).
+  machine::Scheduler sched(topo, seed ^ 0x5c4ed,
+                           policy.spinlock == ipc::SpinlockKind::Ticket ? machine::LockKind::Ticket
+                                                                        : machine::LockKind::Queued);
 
   // The arrays the workload creates before its tasks start. aim9-shm's
   // private per-call array is modelled as one array per task that stays

@@ -55,6 +55,20 @@ struct MachineParams {
   // What a wake-up that preempts the task on another, busy CPU adds to the waker's
   // try_to_wake_up(): the reschedule IPI (on a VM, an exit). 0: free.
   Tick resched_ipi = 0;
+  // What a wake-up from another LLC costs the target CPU when it is busy: the IPI's
+  // handler (TTWU_QUEUE: the target takes its own rq->lock and enqueues the wakee;
+  // the waker does neither). 0: the target pays nothing.
+  Tick ipi_target = 0;
+  // The parts of wakeup_waker and of the switch-out half of context_switch spent
+  // holding a run queue's rq->lock (the enqueue of a wake-up; the dequeue and pick of
+  // schedule()): rq->lock is then a spinlock with that hold. 0: rq->lock is one atomic
+  // on its line, never held.
+  Tick rq_hold_wake = 0, rq_hold_schedule = 0;
+  // CFS newidle balancing's gates: a CPU going idle pulls a queued task only when its
+  // average idle time is at least sysctl_sched_migration_cost and the balance pass's
+  // cost, and never a task that left a CPU less than migration_cost ago (cache hot).
+  // migration_cost 0: no gate, a CPU going idle pulls at once.
+  Tick migration_cost = 0, newidle_balance_cost = 0;
   // select_idle_sibling(): the share of wake-ups whose previous CPU is busy in which
   // the search for an idle CPU finds one that is idle (else the wakee queues on its
   // previous CPU). 1: it always does. Linux 6.0+ limits the search by the LLC's load

@@ -9,9 +9,11 @@ namespace semsim::machine {
 namespace {
 // Rng::derive() stream ids: 1 is the wake-up jitter; CPU c's noise is this + c.
 constexpr std::uint64_t kNoiseStreams = 16;
+// CPU c's rq->lock spinlock (its ticket hand-off order) draws from this + c.
+constexpr std::uint64_t kRqLockStreams = std::uint64_t{1} << 32;
 }  // namespace
 
-Scheduler::Scheduler(const Topology& topo, std::uint64_t seed)
+Scheduler::Scheduler(const Topology& topo, std::uint64_t seed, LockKind rq_lock)
     : topo_(topo),
       cpus_(static_cast<std::size_t>(topo.cpus())),
       rng_(seed),
@@ -22,7 +24,55 @@ Scheduler::Scheduler(const Topology& topo, std::uint64_t seed)
     if (p.noise_per_s > 0 && !p.noise_durations.empty())
       state(c).noise.emplace(p.noise_per_s, p.noise_durations,
                              Rng::derive(seed, kNoiseStreams + static_cast<std::uint64_t>(c)));
+    // CFS starts every rq's avg_idle at 2 x sysctl_sched_migration_cost (sched_init).
+    state(c).avg_idle = 2 * p.migration_cost;
   }
+  rq_locks_.reserve(cpus_.size());
+  for (int c = 0; c < cpus(); ++c)
+    rq_locks_.emplace_back(
+        rq_lock, &state(c).rq_lock,
+        Rng::derive(seed, kRqLockStreams + static_cast<std::uint64_t>(c)).next());
+}
+
+void Scheduler::rq_lock(Task& task, int cpu, Tick hold) {
+  if (hold <= 0) {
+    // One atomic on the lock's line (it drains the store buffer); nobody is
+    // modelled holding it.
+    rmw(topo_, task, state(cpu).rq_lock);
+    return;
+  }
+  rq_locks_[static_cast<std::size_t>(cpu)].lock(topo_, task);
+  task.charge(hold);
+}
+
+void Scheduler::rq_unlock(Task& task, int cpu, Tick hold) {
+  if (hold > 0) rq_locks_[static_cast<std::size_t>(cpu)].unlock(topo_, task);
+}
+
+bool Scheduler::newidle_allowed(const CpuState& c) const {
+  const auto& p = topo_.params();
+  if (p.migration_cost <= 0) return true;
+  // idle_balance(): "will wake up very soon" (2.6.35 rate limit), and the pass would
+  // cost more than the idle time it fills (3.13's max_newidle_lb_cost).
+  return c.avg_idle >= p.migration_cost && c.avg_idle >= p.newidle_balance_cost;
+}
+
+bool Scheduler::cache_hot(const Task& task, Tick t) const {
+  // task_hot(): it left a CPU less than sysctl_sched_migration_cost ago. A task that
+  // never ran has no exec_start: cold.
+  const Tick cost = topo_.params().migration_cost;
+  return cost > 0 && task.last_ran >= 0 && t - task.last_ran < cost;
+}
+
+void Scheduler::end_idle_period(CpuState& c, Tick t) {
+  const auto& p = topo_.params();
+  if (p.migration_cost <= 0 || c.idle_stamp < 0) return;
+  // update_avg(): avg += (sample - avg) / 8, capped at 2 x max_idle_balance_cost
+  // (which never falls below the migration cost).
+  const Tick sample = std::max<Tick>(0, t - c.idle_stamp);
+  c.avg_idle += (sample - c.avg_idle) / 8;
+  c.avg_idle = std::min(c.avg_idle, 2 * std::max(p.migration_cost, p.newidle_balance_cost));
+  c.idle_stamp = -1;
 }
 
 void Scheduler::run_on(Task& task, int cpu) {
@@ -32,6 +82,7 @@ void Scheduler::run_on(Task& task, int cpu) {
   task.cpu = cpu;
   task.cpu_time = &c.time;
   task.noise = c.noise ? &*c.noise : nullptr;
+  task.ipis = &c.ipis;
   task.state = TaskState::Running;
 }
 
@@ -98,14 +149,17 @@ void Scheduler::start(Task& task) {
   task.actor->park();  // dispatch_next() sets our cursor and unparks us
 }
 
-void Scheduler::pull_for_idle(int cpu) {
+void Scheduler::pull_for_idle(int cpu, Tick t) {
+  // idle_balance() stamps the CPU idle whether or not it then pulls.
+  if (topo_.params().migration_cost > 0) state(cpu).idle_stamp = t;
+  if (!newidle_allowed(this->cpu(cpu))) return;
+  const auto movable = [&](const Task* task) { return !task->pinned && !cache_hot(*task, t); };
   int from = -1;
   std::size_t longest = 0;
   for (int c = 0; c < cpus(); ++c) {
     if (c == cpu) continue;
     const auto& q = this->cpu(c).runqueue;
-    if (q.empty() || std::none_of(q.begin(), q.end(), [](const Task* t) { return !t->pinned; }))
-      continue;
+    if (q.empty() || std::none_of(q.begin(), q.end(), movable)) continue;
     if (from < 0 || q.size() > longest ||
         (q.size() == longest && topo_.transfer(cpu, c) < topo_.transfer(cpu, from))) {
       from = c;
@@ -115,10 +169,11 @@ void Scheduler::pull_for_idle(int cpu) {
   if (from < 0) return;
   auto& q = state(from).runqueue;
   for (auto it = q.rbegin(); it != q.rend(); ++it) {
-    if ((*it)->pinned) continue;
-    Task* t = *it;
+    if (!movable(*it)) continue;
+    Task* pulled = *it;
     q.erase(std::next(it).base());
-    state(cpu).runqueue.push_back(t);
+    state(cpu).runqueue.push_back(pulled);
+    state(cpu).idle_stamp = -1;  // pulled: not idle after all
     return;
   }
 }
@@ -127,9 +182,10 @@ void Scheduler::dispatch_next(int cpu, Tick t) {
   auto& c = state(cpu);
   c.current = nullptr;
   c.resched = false;
-  if (c.runqueue.empty()) pull_for_idle(cpu);
+  if (c.runqueue.empty()) pull_for_idle(cpu, t);
   if (c.runqueue.empty()) {
     c.free_at = t;
+    c.ipis.drop();  // its idle loop handles what is left
     return;
   }
   Task* next = c.runqueue.front();
@@ -153,8 +209,15 @@ void Scheduler::dispatch_next(int cpu, Tick t) {
 
 void Scheduler::switch_out(Task& task) {
   InFunc in(task, Func::Schedule);
-  rmw(topo_, task, state(task.cpu).rq_lock);  // drains the store buffer too
-  task.charge(topo_.params().context_switch / 2);
+  const auto& p = topo_.params();
+  // The dequeue and pick under the CPU's own rq->lock, the rest of the switch out after.
+  const Tick half = p.context_switch / 2;
+  const Tick hold = std::min(p.rq_hold_schedule, half);
+  const int cpu = task.cpu;
+  rq_lock(task, cpu, hold);
+  rq_unlock(task, cpu, hold);
+  task.charge(half - hold);
+  task.last_ran = task.cursor;
 }
 
 void Scheduler::maybe_preempt(Task& task) {
@@ -179,28 +242,37 @@ void Scheduler::block(Task& task) {
   }
   ++task.voluntary_switches;
   InFunc in(task, Func::Schedule);
-  const Tick out = topo_.params().context_switch / 2;
-  // __schedule() takes rq->lock and dequeues the sleeper (deactivate_task) before
-  // it picks the next task and switches: a wake-up that took rq->lock first finds
-  // it still on the run queue (ttwu_runnable(): TASK_RUNNING again, no IPI); one
-  // after that is a real wake-up, even while this CPU is still switching out.
-  task.advance_to(state(task.cpu).rq_lock.access(topo_, task.cpu, Access::Rmw, task.cursor));
+  const auto& p = topo_.params();
+  const Tick half = p.context_switch / 2;
+  const Tick hold = std::min(p.rq_hold_schedule, half);
+  const int cpu = task.cpu;
+  // __schedule() dequeues the sleeper (deactivate_task) and picks the next task
+  // under its CPU's rq->lock, then switches: a wake-up that came before the end of
+  // that section found it still on the run queue (ttwu_runnable(): TASK_RUNNING
+  // again, no IPI); one after it is a real wake-up, even while this CPU is still
+  // switching out. (The kernel's window closes at the dequeue, early in the hold:
+  // modelled as the whole hold, zero on models without one.)
+  rq_lock(task, cpu, hold);
+  rq_unlock(task, cpu, hold);
   if (task.wake_pending) {
     // schedule() finds it TASK_RUNNING again and picks it back.
     task.wake_pending = false;
-    task.charge(out);
+    task.charge(half - hold);
+    task.last_ran = task.cursor;
     return;
   }
   task.state = TaskState::Blocked;
   // The rest of the switch-out runs on this CPU after the sleeper left its run
   // queue: charged to it without moving its cursor (a waker dates it from now
   // on), and the CPU is free once it is done.
+  const Tick out = half - hold;
   const Tick done = task.cursor + out;
   task.switched_out_at = done;
+  task.last_ran = done;
   if (task.trace != nullptr) task.trace->cpu_time(task, Func::Schedule, task.cursor, out);
   task.time[static_cast<std::size_t>(Func::Schedule)] += out;
   if (task.cpu_time != nullptr) (*task.cpu_time)[static_cast<std::size_t>(Func::Schedule)] += out;
-  dispatch_next(task.cpu, done);
+  dispatch_next(cpu, done);
   task.actor->park();  // wake() + dispatch set our cursor and unpark us
 }
 
@@ -253,12 +325,29 @@ void Scheduler::wake(Task& waker, Task& wakee) {
   }
   const int target = pick_cpu_for_wakeup(waker, wakee);
   auto& c = state(target);
-  rmw(topo_, waker, c.rq_lock);  // rq->lock
+  // ttwu_queue() (Linux 3.5+): to a CPU of another last-level cache the waker only
+  // puts the wakee on that CPU's wake list (an atomic on its run queue) and sends an
+  // IPI, whose handler enqueues it there under the target's own rq->lock; within one
+  // cache the waker takes the target's rq->lock and enqueues it itself (the hold).
+  const bool remote_queue = p.ipi_target > 0 && target != waker.cpu &&
+                            topo_.coords(target).die != topo_.coords(waker.cpu).die;
+  const Tick enqueue = std::min(p.rq_hold_wake, no_kick);
+  const Tick hold = remote_queue ? 0 : enqueue;
+  rq_lock(waker, target, hold);
+  rq_unlock(waker, target, hold);
+  if (wakee.state != TaskState::Blocked) {
+    // Another waker got it while this one waited for the lock.
+    waker.charge(no_kick - hold);
+    return;
+  }
   const bool kick = c.current == nullptr && target != waker.cpu;
   ++(target == waker.cpu ? waker.wakes_same_cpu
                          : (kick ? waker.wakes_remote_idle : waker.wakes_remote_busy));
   if (waker.trace != nullptr) waker.trace->wake(waker, wakee, waker.cursor);
-  waker.charge(kick ? jittered(p.wakeup_waker, p.wakeup_jitter_waker) : no_kick);
+  // The enqueue was paid under the lock, or falls to the target's IPI handler.
+  const Tick cost = kick ? jittered(p.wakeup_waker, p.wakeup_jitter_waker) : no_kick;
+  waker.charge(std::max<Tick>(0, cost - (p.rq_hold_wake > 0 ? enqueue : 0)));
+  end_idle_period(c, waker.cursor);
   if (c.current == nullptr) {
     // Idle target: an IPI (or the idle loop's polling) then the switch in,
     // all in wakeup_latency; a CPU still switching out finishes that first.
@@ -283,6 +372,8 @@ void Scheduler::wake(Task& waker, Task& wakee) {
   wakee.woken = true;
   c.runqueue.push_back(&wakee);
   if (waker.trace != nullptr) waker.trace->runqueues(*this, waker.cursor);
+  // Across caches the busy target's running task takes the IPI and does the enqueue.
+  if (remote_queue) c.ipis.post(waker.cursor, p.ipi_target);
   // check_preempt_wakeup(): a woken task (it slept, so its lag is not negative)
   // preempts the running one when it next leaves the kernel or takes an
   // interrupt; modelled as its next preemption point. Not while the running task

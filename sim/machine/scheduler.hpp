@@ -19,6 +19,21 @@
 // its run queue and pays the switch in. schedule() (block or preemption)
 // takes its own runqueue lock: one atomic on that line.
 //
+// Where the model gives them (presets; 0 keeps the behaviour above):
+//   rq_hold_wake / rq_hold_schedule: rq->lock is a spinlock of the kernel's kind
+//     (machine/spinlock.hpp) held for the enqueue of a wake-up (out of
+//     wakeup_waker) and for the dequeue and pick of schedule() (out of the switch
+//     out's half of context_switch): wakers that target one CPU, and that CPU's own
+//     schedule(), serialise by those holds;
+//   ipi_target: a wake-up onto a CPU of another last-level cache goes through that
+//     CPU's wake list (ttwu_queue, TTWU_QUEUE): the waker takes no rq->lock and pays
+//     no enqueue, and a busy target's running task pays ipi_target (the IPI's
+//     handler, which enqueues) when its work reaches the IPI's date
+//     (machine/ipi_queue.hpp);
+//   migration_cost / newidle_balance_cost: newidle balancing is gated as CFS gates
+//     it: no pull while the CPU's avg_idle is below either, and no cache-hot task
+//     (one that left a CPU less than migration_cost ago) is pulled.
+//
 // Placement:
 //   pinned:   a task only ever runs on home_cpu;
 //   unpinned: at start, the least loaded CPU (running + queued), ties to the
@@ -30,7 +45,7 @@
 //             CPU (measured on this kind of host, where partners that wake each
 //             other end up on one CPU); a CPU going idle pulls the most
 //             recently queued unpinned task from the longest run queue
-//             (newidle balancing).
+//             (newidle balancing; gated where the model has migration_cost).
 // Simplifications (assumptions, stated not hidden): no periodic load
 // balancing and no migration of a running task; wakeup preemption (when the
 // model says the host does it: `wakeup_preemption`) takes effect at the
@@ -57,6 +72,8 @@
 
 #include "core/rng.hpp"
 #include "machine/cache_line.hpp"
+#include "machine/ipi_queue.hpp"
+#include "machine/spinlock.hpp"
 #include "machine/task.hpp"
 #include "machine/topology.hpp"
 
@@ -70,7 +87,10 @@ struct CpuState {
   std::int64_t switch_ins = 0;    // tasks switched in here so far (reuse distances)
   int last_process = -1;          // the process of the task last switched in here
   FuncTimes time{};               // CPU time of what ran here, by function
-  CacheLine rq_lock;              // this CPU's rq->lock
+  CacheLine rq_lock;              // this CPU's rq->lock (its line; a spinlock on it: rq_hold_*)
+  IpiQueue ipis;                  // cross-LLC wake-up IPIs its running task has still to handle
+  Tick avg_idle = 0;              // CFS rq->avg_idle (migration_cost > 0)
+  Tick idle_stamp = -1;           // when it went idle without pulling (-1: not idle since)
   std::optional<CpuNoise> noise;  // its interruptions, where the model has OS noise
 };
 
@@ -80,7 +100,10 @@ class Scheduler {
   // (idle_search_share), the pull to the waker's CPU (busy_pull_share) and, on
   // streams of their own, the wake-up costs (wakeup_jitter) and each CPU's
   // interruptions (os_noise).
-  explicit Scheduler(const Topology& topo, std::uint64_t seed = 1);
+  // `rq_lock` is the kind of spinlock each rq->lock is (the kernel's), where the
+  // model holds it (rq_hold_wake, rq_hold_schedule).
+  explicit Scheduler(const Topology& topo, std::uint64_t seed = 1,
+                     LockKind rq_lock = LockKind::Queued);
 
   // First placement: runs now, or waits in the run queue. The caller is the
   // task's own actor.
@@ -99,6 +122,8 @@ class Scheduler {
   void exit(Task& task);
 
   const CpuState& cpu(int c) const { return cpus_[static_cast<std::size_t>(c)]; }
+  // CPU c's rq->lock as a spinlock (used where the model gives it a hold time).
+  const Spinlock& rq_spinlock(int c) const { return rq_locks_[static_cast<std::size_t>(c)]; }
   int cpus() const { return static_cast<int>(cpus_.size()); }
   // CPU c's time by category over `elapsed` (idle = elapsed - busy).
   CpuBreakdown cpu_breakdown(int c, Tick elapsed) const {
@@ -120,11 +145,21 @@ class Scheduler {
   Tick switch_in_refill(Task& task, int cpu);
   int place_new(const Task& task) const;
   int pick_cpu_for_wakeup(const Task& waker, const Task& wakee);
-  void pull_for_idle(int cpu);
+  void pull_for_idle(int cpu, Tick t);
+  // CFS's newidle gates (migration_cost > 0): may `cpu` balance at t, may it take `task`.
+  bool newidle_allowed(const CpuState& c) const;
+  bool cache_hot(const Task& task, Tick t) const;
+  // A wake-up lands on `c`: the idle period it ends enters avg_idle (ttwu_do_wakeup).
+  void end_idle_period(CpuState& c, Tick t);
+  // Take / release `cpu`'s rq->lock for `task` at its cursor, holding it `hold`
+  // (0: the old single atomic on the line, nothing held).
+  void rq_lock(Task& task, int cpu, Tick hold);
+  void rq_unlock(Task& task, int cpu, Tick hold);
   // `mean` scaled by one draw from `shape` (multiples of the mean; empty: `mean`).
   Tick jittered(Tick mean, const std::vector<double>& shape);
   const Topology& topo_;
   std::vector<CpuState> cpus_;
+  std::vector<Spinlock> rq_locks_;  // on cpus_[c].rq_lock (cpus_ never grows)
   Rng rng_;
   Rng jitter_rng_;
 };

@@ -22,6 +22,7 @@
 #include "core/simulation.hpp"
 #include "core/time.hpp"
 #include "machine/cpu_noise.hpp"
+#include "machine/ipi_queue.hpp"
 #include "machine/store_buffer.hpp"
 #include "report/trace_sink.hpp"
 
@@ -110,6 +111,8 @@ struct Task {
   FuncTimes* cpu_time =
       nullptr;                // the CPU it is on also accounts its charges (set by the Scheduler)
   CpuNoise* noise = nullptr;  // the interruptions of the CPU it is on (none: no noise)
+  IpiQueue* ipis = nullptr;   // the IPIs sent to the CPU it is on (set by the Scheduler)
+  Tick last_ran = -1;         // when it last left a CPU (-1: never ran), for cache-hotness
   report::TraceSink* trace = nullptr;  // where its events are recorded (none: tracing off)
   StoreBuffer stores;                  // its stores not yet visible (x86 TSO)
 
@@ -117,6 +120,10 @@ struct Task {
   void charge(Tick d) {
     if (noise != nullptr) {
       const Tick irq = noise->during_work(cursor, d);
+      if (irq > 0) account(Func::Interrupt, irq);
+    }
+    if (ipis != nullptr) {
+      const Tick irq = ipis->during_work(cursor, d);
       if (irq > 0) account(Func::Interrupt, irq);
     }
     account(func, d);
@@ -131,6 +138,10 @@ struct Task {
     account(func, t - cursor);
     if (noise != nullptr) {
       const Tick over = noise->past_wait(from, t);
+      if (over > 0) account(Func::Interrupt, over);
+    }
+    if (ipis != nullptr) {
+      const Tick over = ipis->past_wait(from, t);
       if (over > 0) account(Func::Interrupt, over);
     }
   }

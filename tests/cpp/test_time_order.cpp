@@ -214,5 +214,18 @@ TEST(TimeOrder, FastPathMatchesReferenceModeOnManyCores) {
   }
 }
 
+// Sleepers on 8 sockets: cross-LLC wake-ups whose IPIs the targets pay, and each
+// rq->lock a spinlock with holds (the presets' scheduler mechanisms).
+TEST(TimeOrder, FastPathMatchesReferenceModeWithCrossLlcWakeups) {
+  for (const char* kernel : {"moved_otime"}) {
+    Json doc = Json::parse(R"({
+      "name": "wakes", "machine": "box-64",
+      "workload": {"type": "sem-lockunlock", "semaphores": 32, "loops": 1000000},
+      "threads": [128], "duration_ms": 0.02, "warmup_ms": 0.01, "seed": 5, "repeats": 1})");
+    doc["kernel"] = kernel;
+    EXPECT_EQ(simulate_bytes(doc, false), simulate_bytes(doc, true)) << kernel;
+  }
+}
+
 }  // namespace
 }  // namespace semsim
