@@ -45,8 +45,12 @@ TEST(MachineRanges, TheNominalModelAndItsHashIgnoreTheAnnotations) {
     EXPECT_EQ(a.lat_one_hop, b.lat_one_hop);
     EXPECT_EQ(a.sockets, b.sockets);
   }
-  // The hash xeon-24 had before it had ranges (tests/golden/outputs/reproduce-xeon24-*.json).
-  EXPECT_EQ(parse_machine(model("xeon-24"), "xeon-24").hash, "fnv1a64:56af54d5ad1d4aff");
+  // The hash the recorded golden results of xeon-24 name (tests/golden/outputs/): the
+  // annotations never change what a result says it was simulated on.
+  const Json golden = load_json_file(std::string(SEMSIM_SOURCE_DIR) +
+                                     "/tests/golden/outputs/reproduce-xeon24-000.json");
+  EXPECT_EQ(parse_machine(model("xeon-24"), "xeon-24").hash,
+            golden.at("machine_model_hash").get<std::string>());
 }
 
 TEST(MachineRanges, VariantsChangeOneSettingEach) {
