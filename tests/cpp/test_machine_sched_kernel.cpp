@@ -247,7 +247,9 @@ TEST(MachineSchedKernel, EveryPresetHasTheSchedulerMechanisms) {
     SCOPED_TRACE(name);
     const auto m = config::load_machine(name);
     EXPECT_FALSE(m.switch_refill_process.empty());
-    EXPECT_GT(m.ipi_target, 0);
+    // Off on the presets until the time-order fault it triggers is fixed (box-64
+    // sem-lockunlock with 256 tasks: a line request dated before one already served).
+    EXPECT_EQ(m.ipi_target, 0);
     EXPECT_GT(m.rq_hold_wake, 0);
     EXPECT_LE(m.rq_hold_wake, m.wakeup_waker);
     EXPECT_GT(m.rq_hold_schedule, 0);
