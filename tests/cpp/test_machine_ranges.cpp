@@ -50,7 +50,7 @@ TEST(MachineRanges, TheNominalModelAndItsHashIgnoreTheAnnotations) {
   const Json golden = load_json_file(std::string(SEMSIM_SOURCE_DIR) +
                                      "/tests/golden/outputs/reproduce-xeon24-000.json");
   EXPECT_EQ(parse_machine(model("xeon-24"), "xeon-24").hash,
-            golden.at("machine_model_hash").get<std::string>());
+            golden.at("provenance").at("machine_model_hash").get<std::string>());
 }
 
 TEST(MachineRanges, VariantsChangeOneSettingEach) {

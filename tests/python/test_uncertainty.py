@@ -69,7 +69,7 @@ def test_the_guessed_presets_carry_ranges_and_alternatives():
         assert info["model_hash"] == semsim.machine_info(name)["hash"]
     # The hash the golden results of xeon-24 record: the annotations never change it.
     golden = Path(__file__).resolve().parents[1] / "golden" / "outputs" / "reproduce-xeon24-000.json"
-    assert semsim.machine_info("xeon-24")["hash"] == json.loads(golden.read_text())["machine_model_hash"]
+    assert semsim.machine_info("xeon-24")["hash"] == json.loads(golden.read_text())["provenance"]["machine_model_hash"]
     assert semsim.machine_uncertainty("laptop-4")["parameters"] == []
 
 
