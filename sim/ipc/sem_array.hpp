@@ -146,6 +146,7 @@ class SemArray {
   SemList global_alter, global_const;                 // the array's
 
  private:
+  bool line_spinning_;                                      // the machine's kernel_line_spinning
   std::vector<std::unique_ptr<machine::CacheLine>> lines_;  // by line index; null: never touched
 };
 

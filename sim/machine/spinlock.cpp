@@ -7,6 +7,8 @@
 namespace semsim::machine {
 
 void Spinlock::set_markov_oracle(Tick serial, Tick per_waiter) {
+  if (line_spinning_)
+    throw SimulationError("line spinning and the Markov oracle exclude each other");
   if (kind_ != LockKind::Ticket)
     throw SimulationError("the Markov oracle mode is a ticket-lock mode");
   if (serial <= 0 || per_waiter < 0)
@@ -15,10 +17,54 @@ void Spinlock::set_markov_oracle(Tick serial, Tick per_waiter) {
   oracle_per_waiter_ = per_waiter;
 }
 
+void Spinlock::set_line_spinning(bool on) {
+  if (on && markov_oracle())
+    throw SimulationError("line spinning and the Markov oracle exclude each other");
+  line_spinning_ = on && kind_ == LockKind::Ticket;
+  if (line_spinning_) watchers_.attach(*line_);
+}
+
+void Spinlock::lock_on_line(const Topology& topo, Task& task) {
+  // xadd on the tail; like every write to the line it makes the spinners re-read.
+  const Tick done = line_->access(topo, task.cpu, Access::Rmw, task.cursor);
+  const std::uint64_t mine = next_ticket_++;
+  task.advance_to(done);
+  if (mine == now_serving_) {
+    holder_ = &task;
+    acquired_at_ = task.cursor;
+    stats_.acquired_on(task.cpu);
+    return;
+  }
+  stats_.contended_on(task.cpu);
+  const Tick since = task.cursor;
+  ++spinning_;
+  spin_on_line(topo, task, *line_, stats_.rereads, [&] { return now_serving_ == mine; });
+  --spinning_;
+  holder_ = &task;
+  stats_.add_wait(task.cursor - since);
+  if (task.trace != nullptr) task.trace->lock_wait(this, task, since, task.cursor, handed_by_);
+  acquired_at_ = task.cursor;
+  stats_.acquired_on(task.cpu);
+}
+
+void Spinlock::unlock_on_line(const Topology& topo, Task& task) {
+  // The store to the head: the spinners re-read once it lands (the line wakes them);
+  // the one whose ticket it shows takes the lock when its read completes.
+  const Tick done = line_->access(topo, task.cpu, Access::Write, task.cursor);
+  ++now_serving_;
+  holder_ = nullptr;
+  handed_by_ = &task;
+  task.advance_to(done);
+}
+
 void Spinlock::lock(const Topology& topo, Task& task) {
   task.sync();
   InFunc in(task, Func::RawSpinLock);
   ++task.lock_depth;
+  if (line_spinning_) {
+    lock_on_line(topo, task);
+    return;
+  }
   if (markov_oracle()) {
     if (holder_ == nullptr && waiters_.empty()) {
       holder_ = &task;
@@ -86,6 +132,10 @@ void Spinlock::unlock(const Topology& topo, Task& task) {
   stats_.add_hold(task.cursor - acquired_at_);
   if (task.trace != nullptr) task.trace->lock_held(this, task, acquired_at_, task.cursor);
   --task.lock_depth;
+  if (line_spinning_) {
+    unlock_on_line(topo, task);
+    return;
+  }
   // The release is a plain store to the lock word (head++ / locked byte = 0).
   // Until it lands the lock reads held: a contender dated before then queues.
   task.advance_to(line_->access(topo, task.cpu, Access::Write, task.cursor));
@@ -162,7 +212,11 @@ void Spinlock::oracle_unlock(Task& task) {
 }
 
 bool Spinlock::is_locked(const Topology& topo, Task& task) {
-  task.advance_to(line_->access(topo, task.cpu, Access::Read, task.cursor));
+  const Tick done = line_->access(topo, task.cpu, Access::Read, task.cursor);
+  // Line spinning: the word as it is at the read's date (head != tail).
+  const bool locked = line_spinning_ ? now_serving_ != next_ticket_ : holder_ != nullptr;
+  task.advance_to(done);
+  if (line_spinning_) return locked;
   return holder_ != nullptr;
 }
 
