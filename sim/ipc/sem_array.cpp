@@ -58,7 +58,8 @@ SemArray::SemArray(const KernelPolicy& p, const ArrayLayout& l, const machine::T
       sempid(static_cast<std::size_t>(n), 0),
       pending_alter(static_cast<std::size_t>(n)),
       pending_const(static_cast<std::size_t>(n)),
-      line_spinning_(topo.params().kernel_line_spinning) {
+      line_spinning_(topo.params().kernel_line_spinning),
+      line_contention_(topo.params().kernel_line_contention) {
   // Name the array lines after the fields on them, for the hottest-lines report.
   auto name = [&](int off, const char* field) {
     if (off < 0) return;
@@ -150,9 +151,9 @@ machine::CacheLine& SemArray::line_at(int byte_offset) {
   auto& slot = lines_[index];
   if (!slot) {
     slot = std::make_unique<machine::CacheLine>();
-    // With the kernel's line spinning, the array's lines take the line
-    // mechanisms calibrated on the lock curves too (machine/cache_line.hpp).
-    if (line_spinning_) slot->set_contention(machine::calibrated_line_contention());
+    // kernel_line_contention: the array's lines take the line mechanisms
+    // calibrated on the lock curves (machine/cache_line.hpp).
+    if (line_contention_) slot->set_contention(machine::calibrated_line_contention());
   }
   return *slot;
 }
