@@ -147,6 +147,7 @@ class SemArray {
 
  private:
   bool line_spinning_;                                      // the machine's kernel_line_spinning
+  bool line_contention_;                                    // the machine's kernel_line_contention
   std::vector<std::unique_ptr<machine::CacheLine>> lines_;  // by line index; null: never touched
 };
 
