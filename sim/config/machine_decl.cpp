@@ -514,6 +514,32 @@ const std::vector<ParamDecl>& machine_params() {
      .max = 1e6,
      .description =
          "`{\"waker\": [...], \"wakee\": [...]}`: how single wake-ups that kick an idle CPU vary, as equal-count bins of multiples of the mean (rescaled on load to a mean of 1); each such wake-up draws one bin for the waker's `wakeup_waker` and one for the wakee's `wakeup_latency` from the scheduler's seeded stream, so the mean stays the calibrated one while the simulated tasks cannot lock into a phase that constant costs would hold. Absent: every wake-up costs the mean. Probe: the cross-CPU futex hand-offs (`futex_cross_cpu_handoff`), each over its repeat's mean, 20 bins"},
+    {.group = "",
+     .key = "kernel_line_spinning",
+     .kind = ParamKind::Flag,
+     .unit = "true/false",
+     .required = false,
+     .fallback = 0,
+     .default_text = "`false`",
+     .min = 0,
+     .min_exclusive = false,
+     .max = 1,
+     .description =
+         "the kernel's ticket spinlocks and the March 2013 rwlock spin on their lines as lock-stress's locks do (machine/line_spin.hpp): every write to the lock's line (a release, a newcomer's xadd, the holder's store to other data on the line) makes every spinner re-read it at its own date and distance, and the spinners stay on the line while the lock is held; false: the hand-off formula (after a release every spinner's re-read at the releaser-to-next-owner distance, none while the lock is held). Source: structural (the x86 ticket lock and rwlock code), no parameter. Off by default: on xeon-24 it brings global_lock, per_sem_lock and rwlock closer to the published absolute throughput at N=10-30, but the rwlock/per-sem ratio checks at N>=40 miss more (validation/kernel-lines.md)",
+     .flag = &machine::MachineParams::kernel_line_spinning},
+    {.group = "",
+     .key = "kernel_line_contention",
+     .kind = ParamKind::Flag,
+     .unit = "true/false",
+     .required = false,
+     .fallback = 0,
+     .default_text = "`false`",
+     .min = 0,
+     .min_exclusive = false,
+     .max = 1,
+     .description =
+         "the semaphore array's lines take the line mechanisms calibrated on the published mctop lock curves (machine/cache_line.hpp, calibrated_line_contention: a shared line read from the nearest sharer, reads pipelined at the home agent), the same for every machine. Off by default: with them xeon-24 global_lock and per_sem_lock came out 1.8-3x faster than published at N=20 (validation/kernel-lines.md)",
+     .flag = &machine::MachineParams::kernel_line_contention},
   };
   // clang-format on
   return decls;

@@ -59,8 +59,9 @@ SemArray::SemArray(const KernelPolicy& p, const ArrayLayout& l, const machine::T
       semval(static_cast<std::size_t>(n), 0),
       sempid(static_cast<std::size_t>(n), 0),
       pending_alter(static_cast<std::size_t>(n)),
-      pending_const(static_cast<std::size_t>(n)) {
-  (void)topo;
+      pending_const(static_cast<std::size_t>(n)),
+      line_spinning_(topo.params().kernel_line_spinning),
+      line_contention_(topo.params().kernel_line_contention) {
   // Name the array lines after the fields on them, for the hottest-lines report.
   auto name = [&](int off, const char* field) {
     if (off < 0) return;
@@ -88,14 +89,21 @@ SemArray::SemArray(const KernelPolicy& p, const ArrayLayout& l, const machine::T
                                         : line.name() + fmt::format(", sem[{}]", i));
     }
   }
+  // The March 2013 series' lock word is the rwlock: its spinners are the rwlock's.
+  const bool rw = p.sem_lock == LockProtocol::RwLock;
   array_lock = std::make_unique<machine::Spinlock>(lock_kind(p.spinlock), &line_at(l.lock), seed);
-  if (p.sem_lock == LockProtocol::RwLock)
-    rwlock = std::make_unique<machine::RwLock>(&line_at(l.lock));
+  if (!rw) array_lock->set_line_spinning(line_spinning_);
+  if (rw) {
+    rwlock = std::make_unique<machine::RwLock>(&line_at(l.lock), seed);
+    rwlock->set_line_spinning(line_spinning_);
+  }
   if (l.sem_lock >= 0) {
-    for (int i = 0; i < n; ++i)
+    for (int i = 0; i < n; ++i) {
       sem_locks.push_back(
           std::make_unique<machine::Spinlock>(lock_kind(p.spinlock), &sem_line(i, l.sem_lock),
                                               seed + 1 + static_cast<std::uint64_t>(i)));
+      sem_locks.back()->set_line_spinning(line_spinning_);
+    }
   }
 }
 
@@ -146,7 +154,12 @@ machine::CacheLine& SemArray::line_at(int byte_offset) {
   const auto index = static_cast<std::size_t>(byte_offset / kCacheLineBytes);
   if (index >= lines_.size()) lines_.resize(index + 1);
   auto& slot = lines_[index];
-  if (!slot) slot = std::make_unique<machine::CacheLine>();
+  if (!slot) {
+    slot = std::make_unique<machine::CacheLine>();
+    // kernel_line_contention: the array's lines take the line mechanisms
+    // calibrated on the lock curves (machine/cache_line.hpp).
+    if (line_contention_) slot->set_contention(machine::calibrated_line_contention());
+  }
   return *slot;
 }
 

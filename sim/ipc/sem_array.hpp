@@ -148,6 +148,8 @@ class SemArray {
   SemList global_alter, global_const;                 // the array's
 
  private:
+  bool line_spinning_;                                      // the machine's kernel_line_spinning
+  bool line_contention_;                                    // the machine's kernel_line_contention
   std::vector<std::unique_ptr<machine::CacheLine>> lines_;  // by line index; null: never touched
 };
 

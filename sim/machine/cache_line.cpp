@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/errors.hpp"
+#include "machine/line_spin.hpp"
 
 namespace semsim::machine {
 
@@ -19,19 +20,26 @@ void time_order_violation(const std::string& line, Tick request, Tick latest) {
                         std::to_string(ticks_to_ns(latest)) + " ns");
 }
 
-Tick CacheLine::access(const Topology& topo, int cpu, Access kind, Tick t) {
+Tick CacheLine::access(const Topology& topo, int cpu, Access kind, Tick t, Tick visible_after) {
   const auto& costs = topo.params();
   const auto ucpu = static_cast<std::size_t>(cpu);
   if (t < last_request_) time_order_violation(name_, t, last_request_);
   last_request_ = t;
   ++stats_.accesses;
   const Tick op_cost = kind == Access::Rmw ? costs.atomic_rmw : costs.l1_hit;
+  // A write or RMW invalidates the spinners' copies: they re-read once it is visible.
+  auto wrote = [&](Tick completed) {
+    if (kind == Access::Read) return completed;
+    ++writes_;
+    if (watchers_ != nullptr) watchers_->wake_all(std::max(completed, visible_after));
+    return completed;
+  };
   // Hits: the line is already here in a state that allows the access.
   if (owner_ == cpu || (kind == Access::Read && sharers_.test(ucpu))) {
     ++stats_.hits;
     // A locked RMW keeps the line until it completes: others' requests wait.
     if (kind == Access::Rmw) busy_until_ = std::max(busy_until_, t + op_cost);
-    return t + op_cost;
+    return wrote(t + op_cost);
   }
   // A read the reader's inclusive LLC can serve: it has held a copy since
   // the last write, from the date it arrived; the home agent is not involved.
@@ -117,7 +125,7 @@ Tick CacheLine::access(const Topology& topo, int cpu, Access kind, Tick t) {
     owner_ = cpu;
     last_writer_ = cpu;
   }
-  return done + (kind == Access::Rmw ? costs.atomic_rmw : 0);
+  return wrote(done + (kind == Access::Rmw ? costs.atomic_rmw : 0));
 }
 
 }  // namespace semsim::machine

@@ -28,6 +28,8 @@ namespace semsim::machine {
 
 constexpr int kMaxCpus = 256;
 
+class LineWatchers;  // machine/line_spin.hpp
+
 enum class Access : std::uint8_t { Read, Write, Rmw };
 
 // Throws the SimulationError of a request that breaks time order.
@@ -66,14 +68,44 @@ struct LineContention {
   Tick llc_hit = 0;
 };
 
+// The contended-line mechanisms of lock-stress's lines and, with
+// kernel_line_spinning, of the kernel's lock and semaphore-array lines: the same
+// on every machine, calibrated together on the published
+// mctop lock curves (shared/reference/data/mctop_locks, no_backoff, both
+// machines; SEMSIM_LOCK_BENCH=1 build/dev/semsim_tests
+// --gtest_filter=LockCurveBench* prints them; grid in the lock-curve report):
+//   spinners re-read after every write to the line (line_spin.hpp:
+//     structural, no parameter);
+//   nearest_sharer = true: assumption (a shared line is forwarded by a nearby
+//     holder, as MESIF's F and MOESI's O states migrate); with the
+//     last-writer rule the ticket curves came out 2-3x too steep on the
+//     8-socket machine;
+//   read_occupancy = 0.5: assumption, calibrated (grid 0.3-1.0): the home
+//     agent pipelines reads of one line, each holding it half its transfer;
+//     1.0 left every ticket curve 30-45 % too steep, 0.3 made the Opteron's
+//     too flat;
+//   queue_factor = 0: calibrated (grid 0-0.05): any growth of the ownership
+//     transfers with the queue made TAS too steep once reads pipeline;
+//   llc_hit = 0 (off): serving shared reads from the Westmere-EX's inclusive
+//     LLC (78 cycles, mctop_diassrv8.csv) made its ticket curve 50-120 % too
+//     flat.
+inline LineContention calibrated_line_contention() {
+  LineContention c;
+  c.nearest_sharer = true;
+  c.read_occupancy = 0.5;
+  return c;
+}
+
 class CacheLine {
  public:
   CacheLine() = default;
   explicit CacheLine(std::string name) : name_(std::move(name)) {}
 
   // A request by `cpu` issued at t (no earlier than the line's latest
-  // request); returns when it completes.
-  Tick access(const Topology& topo, int cpu, Access kind, Tick t);
+  // request); returns when it completes. A write or RMW wakes the line's
+  // spinners once it is visible: at its completion, or at `visible_after`
+  // if later (a store that leaves a store buffer behind earlier ones, TSO).
+  Tick access(const Topology& topo, int cpu, Access kind, Tick t, Tick visible_after = 0);
   Tick last_request() const { return last_request_; }
   // The line is kept busy until t by traffic the caller accounts for itself
   // (e.g. the re-reads of every ticket-lock spinner after a release).
@@ -90,6 +122,12 @@ class CacheLine {
     sharers_.set(static_cast<std::size_t>(cpu));
   }
   Tick busy_until() const { return busy_until_; }
+  // Tasks spinning on a shared copy of this line (machine/line_spin.hpp):
+  // every write or RMW to it wakes them at its completion. nullptr: none.
+  void set_watchers(LineWatchers* w) { watchers_ = w; }
+  LineWatchers* watchers() const { return watchers_; }
+  // Writes and RMWs requested so far (a spinner's copy is stale after one).
+  std::uint64_t writes() const { return writes_; }
   // The contended-line mechanisms this line applies (default: none).
   void set_contention(const LineContention& c) { contention_ = c; }
   const LineContention& contention() const { return contention_; }
@@ -111,6 +149,8 @@ class CacheLine {
   Tick last_request_ = 0;
   LineStats stats_;
   LineContention contention_;
+  LineWatchers* watchers_ = nullptr;
+  std::uint64_t writes_ = 0;
   std::deque<Tick> queued_done_;  // completion dates of requests still queued (queue_factor > 0)
   std::vector<Tick> llc_busy_;    // per die: until when its LLC is serving reads of the line
   std::vector<Tick> llc_ready_;  // per die: when its LLC got a copy since the last write (-1: none)

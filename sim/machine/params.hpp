@@ -94,6 +94,12 @@ struct MachineParams {
   // `noise_per_s` per second of a CPU's running time, and each takes one of
   // `noise_durations` (equal-count bins of the probed lengths). 0 / empty: none.
   double noise_per_s = 0;
+  // The kernel's ticket spinlocks, rwlock and array lines spin on their lines as
+  // lock-stress's locks do (machine/line_spin.hpp) instead of the hand-off formula.
+  bool kernel_line_spinning = false;
+  // The semaphore array's lines take the line mechanisms calibrated on the lock
+  // curves (machine/cache_line.hpp: nearest sharer, pipelined reads).
+  bool kernel_line_contention = false;
   std::vector<Tick> noise_durations;
 
   std::string hash;  // "fnv1a64:<hex>" of the canonical JSON, for provenance

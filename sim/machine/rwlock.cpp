@@ -6,8 +6,66 @@
 
 namespace semsim::machine {
 
+void RwLock::set_line_spinning(bool on) {
+  line_spinning_ = on;
+  if (on) watchers_.attach(*line_);
+}
+
+// Line spinning: what an RMW finds is the word at its issue date (the line
+// serves requests in issue order, so that is also the order their effects land).
+// Every RMW goes through the store buffer (issue_rmw/rmw: the LOCK prefix drains it).
+void RwLock::read_lock_on_line(const Topology& topo, Task& task) {
+  const Tick since = task.cursor;
+  bool waited = false;
+  for (;;) {
+    const Tick done = issue_rmw(topo, task, *line_);  // lock decl
+    const bool got = writer_ == nullptr;
+    if (got) readers_.push_back({&task, done});
+    task.advance_to(done);
+    if (got) break;
+    if (!waited) stats_.read.contended_on(task.cpu);
+    waited = true;
+    rmw(topo, task, *line_);  // lock incl (undo)
+    spin_on_line(topo, task, *line_, stats_.rereads, [&] { return writer_ == nullptr; });
+  }
+  if (waited) {
+    stats_.read.add_wait(task.cursor - since);
+    if (task.trace != nullptr) task.trace->lock_wait(this, task, since, task.cursor, nullptr, true);
+  }
+  stats_.read.acquired_on(task.cpu);
+  stats_.max_readers = std::max<std::uint64_t>(stats_.max_readers, readers_.size());
+}
+
+void RwLock::write_lock_on_line(const Topology& topo, Task& task) {
+  const Tick since = task.cursor;
+  bool waited = false;
+  const auto free = [&] { return writer_ == nullptr && readers_.empty(); };
+  for (;;) {
+    const Tick done = issue_rmw(topo, task, *line_);  // lock sub BIAS
+    const bool got = free();
+    if (got) writer_ = &task;
+    task.advance_to(done);
+    if (got) break;
+    if (!waited) stats_.write.contended_on(task.cpu);
+    waited = true;
+    rmw(topo, task, *line_);  // lock add (undo)
+    spin_on_line(topo, task, *line_, stats_.rereads, free);
+  }
+  writer_since_ = task.cursor;
+  if (waited) {
+    stats_.write.add_wait(task.cursor - since);
+    if (task.trace != nullptr) task.trace->lock_wait(this, task, since, task.cursor, nullptr);
+  }
+  stats_.write.acquired_on(task.cpu);
+}
+
 void RwLock::read_lock(const Topology& topo, Task& task) {
   InFunc in(task, Func::RawReadLock);
+  if (line_spinning_) {
+    ++task.lock_depth;
+    read_lock_on_line(topo, task);
+    return;
+  }
   // Whether a writer holds it is decided when our atomic completes.
   rmw(topo, task, *line_);  // lock decl
   ++task.lock_depth;
@@ -33,7 +91,8 @@ void RwLock::read_unlock(const Topology& topo, Task& task) {
     readers_.erase(it);
   }
   --task.lock_depth;
-  rmw(topo, task, *line_);  // lock incl
+  rmw(topo, task, *line_);     // lock incl
+  if (line_spinning_) return;  // the waiters see it themselves
   // Readers that left while our RMW was in flight may have granted it already.
   if (readers_.empty() && writer_ == nullptr && !waiting_writers_.empty())
     grant_writer(topo, task.cursor);
@@ -41,6 +100,11 @@ void RwLock::read_unlock(const Topology& topo, Task& task) {
 
 void RwLock::write_lock(const Topology& topo, Task& task) {
   InFunc in(task, Func::RawWriteLock);
+  if (line_spinning_) {
+    ++task.lock_depth;
+    write_lock_on_line(topo, task);
+    return;
+  }
   rmw(topo, task, *line_);  // lock sub RW_LOCK_BIAS
   ++task.lock_depth;
   if (writer_ == nullptr && readers_.empty() && waiting_writers_.empty()) {
@@ -60,6 +124,11 @@ void RwLock::write_unlock(const Topology& topo, Task& task) {
   stats_.write.add_hold(task.cursor - writer_since_);
   if (task.trace != nullptr) task.trace->lock_held(this, task, writer_since_, task.cursor);
   --task.lock_depth;
+  if (line_spinning_) {
+    writer_ = nullptr;        // at the RMW's issue date; the spinners re-read once it lands
+    rmw(topo, task, *line_);  // lock add
+    return;
+  }
   rmw(topo, task, *line_);  // lock add RW_LOCK_BIAS
   const Tick released = task.cursor;
   writer_ = nullptr;

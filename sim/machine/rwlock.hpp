@@ -25,10 +25,21 @@
 //    retried RMWs are serialised on the line, one transfer each); waiting
 //    writers get the lock when the last reader leaves, in FIFO order.
 //  - A spinning waiter's re-reads of the word are not modelled as line
-//    traffic; only the successful RMW is.
+//    traffic; only the successful RMW is (unless line spinning is on, below).
 //  - When the last reader leaves and a writer waits, the writer is granted the
 //    lock at the date its RMW lands; a reader that arrives in between is
 //    counted as behind the writer (a window of one line transfer).
+//
+// Line spinning (set_line_spinning()): the waiters spin as the code does,
+// with the contended-line spin of machine/line_spin.hpp (the one the ticket
+// spinlock and lock-stress use) instead of being granted by the releaser. A
+// reader that finds a writer undoes its decrement (lock incl) and spins
+// reading the word until it shows no writer, then retries (__read_lock_failed);
+// a writer that finds the lock taken adds the bias back and spins until the
+// word shows it free, then retries (__write_lock_failed). Every RMW on the
+// word -- each reader's lock decl and lock incl among them -- and every store
+// to other data on the line makes every spinner re-read it at its own
+// distance. Reader preference and writer starvation come out of the retries.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +47,7 @@
 #include <vector>
 
 #include "machine/cache_line.hpp"
+#include "machine/line_spin.hpp"
 #include "machine/spinlock.hpp"
 #include "machine/task.hpp"
 
@@ -44,6 +56,7 @@ namespace semsim::machine {
 struct RwLockStats {
   LockStats read, write;
   std::uint64_t max_readers = 0;  // most readers inside at once
+  std::uint64_t rereads = 0;      // line spinning: the waiters' re-reads of the word
   LockStats total() const {
     return {read.acquisitions + write.acquisitions, read.contended + write.contended,
             read.wait + write.wait, read.hold + write.hold};
@@ -52,7 +65,13 @@ struct RwLockStats {
 
 class RwLock {
  public:
-  explicit RwLock(CacheLine* line) : line_(line) {}
+  explicit RwLock(CacheLine* line, std::uint64_t seed = 1) : line_(line), watchers_(seed) {}
+  RwLock(const RwLock&) = delete;  // its line may point at its watchers
+  RwLock& operator=(const RwLock&) = delete;
+
+  // The waiters spin on the line (see above) instead of being granted.
+  void set_line_spinning(bool on);
+  bool line_spinning() const { return line_spinning_; }
 
   // read_lock(): returns with a read hold and the task's cursor at the date it got in.
   void read_lock(const Topology& topo, Task& task);
@@ -79,8 +98,12 @@ class RwLock {
     Tick since;  // when it got in
   };
   void grant_writer(const Topology& topo, Tick from);
+  void read_lock_on_line(const Topology& topo, Task& task);
+  void write_lock_on_line(const Topology& topo, Task& task);
 
   CacheLine* line_;
+  LineWatchers watchers_;
+  bool line_spinning_ = false;
   Task* writer_ = nullptr;
   Tick writer_since_ = 0;
   std::vector<Reader> readers_;  // inside now (small: linear search, no pointer hashing)

@@ -27,7 +27,6 @@ Scheduler::Scheduler(const Topology& topo, std::uint64_t seed, LockKind rq_lock)
     // CFS starts every rq's avg_idle at 2 x sysctl_sched_migration_cost (sched_init).
     state(c).avg_idle = 2 * p.migration_cost;
   }
-  rq_locks_.reserve(cpus_.size());
   for (int c = 0; c < cpus(); ++c)
     rq_locks_.emplace_back(
         rq_lock, &state(c).rq_lock,

@@ -159,7 +159,7 @@ class Scheduler {
   Tick jittered(Tick mean, const std::vector<double>& shape);
   const Topology& topo_;
   std::vector<CpuState> cpus_;
-  std::vector<Spinlock> rq_locks_;  // on cpus_[c].rq_lock (cpus_ never grows)
+  std::deque<Spinlock> rq_locks_;  // on cpus_[c].rq_lock (a deque: a Spinlock does not move)
   Rng rng_;
   Rng jitter_rng_;
 };

@@ -8,6 +8,8 @@
 namespace semsim::machine {
 
 void Spinlock::set_markov_oracle(Tick serial, Tick per_waiter) {
+  if (line_spinning_)
+    throw SimulationError("line spinning and the Markov oracle exclude each other");
   if (kind_ != LockKind::Ticket)
     throw SimulationError("the Markov oracle mode is a ticket-lock mode");
   if (serial <= 0 || per_waiter < 0)
@@ -16,10 +18,56 @@ void Spinlock::set_markov_oracle(Tick serial, Tick per_waiter) {
   oracle_per_waiter_ = per_waiter;
 }
 
+void Spinlock::set_line_spinning(bool on) {
+  if (on && markov_oracle())
+    throw SimulationError("line spinning and the Markov oracle exclude each other");
+  line_spinning_ = on && kind_ == LockKind::Ticket;
+  if (line_spinning_) watchers_.attach(*line_);
+}
+
+void Spinlock::lock_on_line(const Topology& topo, Task& task) {
+  // xadd on the tail (after the store buffer drained); like every write to the
+  // line it makes the spinners re-read.
+  const Tick done = issue_rmw(topo, task, *line_);
+  const std::uint64_t mine = next_ticket_++;
+  task.advance_to(done);
+  if (mine == now_serving_) {
+    holder_ = &task;
+    acquired_at_ = task.cursor;
+    stats_.acquired_on(task.cpu);
+    return;
+  }
+  stats_.contended_on(task.cpu);
+  const Tick since = task.cursor;
+  ++spinning_;
+  spin_on_line(topo, task, *line_, stats_.rereads, [&] { return now_serving_ == mine; });
+  --spinning_;
+  holder_ = &task;
+  stats_.add_wait(task.cursor - since);
+  if (task.trace != nullptr) task.trace->lock_wait(this, task, since, task.cursor, handed_by_);
+  acquired_at_ = task.cursor;
+  stats_.acquired_on(task.cpu);
+}
+
+void Spinlock::unlock_on_line(const Topology& topo, Task& task) {
+  // The store to the head, through the store buffer: the releaser goes on,
+  // the spinners re-read once it is visible (the line wakes them); the one
+  // whose ticket it shows takes the lock when its read completes.
+  const IssuedStore release = issue_store(topo, task, *line_);
+  ++now_serving_;
+  holder_ = nullptr;
+  handed_by_ = &task;
+  task.advance_to(release.issued);
+}
+
 void Spinlock::lock(const Topology& topo, Task& task) {
   task.sync();
   InFunc in(task, Func::RawSpinLock);
   ++task.lock_depth;
+  if (line_spinning_) {
+    lock_on_line(topo, task);
+    return;
+  }
   if (markov_oracle()) {
     if (holder_ == nullptr && waiters_.empty()) {
       holder_ = &task;
@@ -96,6 +144,10 @@ void Spinlock::unlock(const Topology& topo, Task& task) {
   stats_.add_hold(task.cursor - acquired_at_);
   if (task.trace != nullptr) task.trace->lock_held(this, task, acquired_at_, task.cursor);
   --task.lock_depth;
+  if (line_spinning_) {
+    unlock_on_line(topo, task);
+    return;
+  }
   // The release is a plain store to the lock word (head++ / locked byte = 0),
   // through the store buffer: the releaser goes on, the others see it free
   // once it is visible. Until then the lock reads held.
@@ -174,6 +226,13 @@ void Spinlock::oracle_unlock(Task& task) {
 }
 
 bool Spinlock::is_locked(const Topology& topo, Task& task) {
+  if (line_spinning_) {
+    // The word as it is at the read's date (head != tail).
+    const Tick done = issue_load(topo, task, *line_);
+    const bool locked = now_serving_ != next_ticket_;
+    task.advance_to(done);
+    return locked;
+  }
   load(topo, task, *line_);
   return holder_ != nullptr || task.cursor < free_at_;
 }

@@ -25,6 +25,16 @@
 //         leaves through the store buffer: it is not charged to the new owner,
 //         but the new head cannot see a release before it arrives.
 //
+// Line spinning (set_line_spinning(), ticket kind): instead of the hand-off
+// formula above, the ticket lock is the contended-line spin of
+// machine/line_spin.hpp, the implementation lock-stress's ticket lock uses:
+// lock() is an xadd on the tail and a spin reading the head until it
+// shows our ticket; every write to the lock's line (a release, a
+// newcomer's xadd, the holder's store to other data on the same line) makes
+// every spinner re-read the line, each at its own date and its own distance
+// from the cache that serves it, so the spinners stay visible on the line
+// for as long as the lock is held; unlock() is a store to the head.
+//
 // Oracle mode (tests only, ticket kind): set_markov_oracle() turns the lock
 // into the Boyd-Wickizer birth-death model exactly. The holder's whole service
 // (critical section plus hand-off) is drawn by the lock at unlock() as an
@@ -42,6 +52,7 @@
 
 #include "core/rng.hpp"
 #include "machine/cache_line.hpp"
+#include "machine/line_spin.hpp"
 #include "machine/task.hpp"
 
 namespace semsim::machine {
@@ -57,6 +68,8 @@ struct LockStats {
   // Queued spinlock only: contended acquisitions that took the pending-bit
   // path (no MCS node) and those that queued an MCS node.
   std::uint64_t pending_path = 0, mcs_path = 0;
+  // Line spinning only: the spinners' re-reads of the lock's line after a write to it.
+  std::uint64_t rereads = 0;
   // The /proc/lock_stat columns beyond the sums: the longest wait and hold,
   // and the bounces (an acquisition, or a contention, on another CPU than the
   // lock's last acquirer: lock_stat's own definition, i.e. the lock word's line
@@ -85,7 +98,9 @@ struct LockStats {
 class Spinlock {
  public:
   Spinlock(LockKind kind, CacheLine* line, std::uint64_t seed)
-      : kind_(kind), line_(line), rng_(seed) {}
+      : kind_(kind), line_(line), rng_(seed), watchers_(seed) {}
+  Spinlock(const Spinlock&) = delete;  // its line may point at its watchers
+  Spinlock& operator=(const Spinlock&) = delete;
 
   // spin_lock() at the task's cursor. Returns with the lock held and the
   // task's cursor at the acquisition time.
@@ -95,11 +110,16 @@ class Spinlock {
   // spin_is_locked() as a plain read of the lock word at the task's cursor.
   bool is_locked(const Topology& topo, Task& task);
   bool held() const { return holder_ != nullptr; }
-  std::size_t waiters() const { return waiters_.size(); }
+  std::size_t waiters() const { return line_spinning_ ? spinning_ : waiters_.size(); }
   LockKind kind() const { return kind_; }
   CacheLine& line() { return *line_; }
   const LockStats& stats() const { return stats_; }
   void reset_stats() { stats_ = {}; }
+
+  // Line spinning (see above); ticket kind only (a queued lock ignores it:
+  // its waiters already see a release at their own distance); not with the oracle.
+  void set_line_spinning(bool on);
+  bool line_spinning() const { return line_spinning_; }
 
   // The Boyd-Wickizer oracle mode (see above); ticket kind only; serial > 0.
   void set_markov_oracle(Tick serial, Tick per_waiter);
@@ -114,9 +134,15 @@ class Spinlock {
     bool mcs;      // queued: it queued an MCS node (else: pending bit)
   };
   void oracle_unlock(Task& task);
+  void lock_on_line(const Topology& topo, Task& task);
+  void unlock_on_line(const Topology& topo, Task& task);
   LockKind kind_;
   CacheLine* line_;
   Rng rng_;
+  LineWatchers watchers_;  // the line's spinners, unless another lock on the line attached first
+  bool line_spinning_ = false;
+  std::uint64_t next_ticket_ = 0, now_serving_ = 0;  // line spinning: tail and head
+  std::size_t spinning_ = 0;
   Task* holder_ = nullptr;
   Tick acquired_at_ = 0;
   const Task* handed_by_ = nullptr;  // the releaser of the latest hand-off (for the trace)

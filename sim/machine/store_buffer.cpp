@@ -45,7 +45,8 @@ IssuedStore issue_store(const Topology& topo, Task& task, CacheLine& line) {
   // A full buffer: the store waits for an entry.
   if (sb.pending(task.cursor) >= depth) task.advance_to(sb.oldest_visible());
   sb.pending(task.cursor);
-  const Tick arrives = line.access(topo, task.cpu, Access::Write, task.cursor);
+  // Visible behind the earlier stores (push): the line wakes its spinners then.
+  const Tick arrives = line.access(topo, task.cpu, Access::Write, task.cursor, sb.drained());
   return {task.cursor + p.l1_hit, sb.push(&line, arrives)};
 }
 

@@ -29,60 +29,21 @@ const char* user_lock_name(UserLockKind k) {
   return "?";
 }
 
-void LineWatchers::park(Task& t) {
-  parked_.push_back(&t);
-  t.actor->park();
-}
-
-void LineWatchers::wake_all(Tick date, Rng& rng) {
-  std::vector<Task*> woken;
-  woken.swap(parked_);
-  // Fisher-Yates with our own Rng: the order the home agent serves the re-reads in.
-  for (std::size_t i = woken.size(); i > 1; --i)
-    std::swap(woken[i - 1], woken[static_cast<std::size_t>(rng.below(i))]);
-  for (Task* t : woken) {
-    t->advance_to(date);  // spinning on its shared copy until the invalidation
-    t->resume_at_cursor();
-  }
-}
-
 UserLock::UserLock(UserLockKind kind, int cpus, const LineContention& contention,
                    std::uint64_t seed)
-    : kind_(kind), rng_(seed) {
+    : kind_(kind), watchers_(seed) {
   line_.set_contention(contention);
+  watchers_.attach(line_);
   if (kind_ == UserLockKind::Mcs) {
     for (int c = 0; c < cpus; ++c) {
-      auto& n = nodes_.emplace_back();
+      // A deque: the node stays where it is. Its wake order: its own seed.
+      auto& n = nodes_.emplace_back(seed + 1 + static_cast<std::uint64_t>(c));
       n.line.set_name("mcs_node" + std::to_string(c));
       n.line.set_contention(contention);
+      n.watchers.attach(n.line);
     }
   }
 }
-
-void UserLock::wake(LineWatchers& w, Tick date) {
-  if (!w.empty()) w.wake_all(date, rng_);
-}
-
-namespace {
-
-// Re-read a watched line until ok() holds (read at the request's date, in
-// the line's service order); between reads, spin on the shared copy, i.e.
-// park until the next write to the line, unless one came in the meantime.
-template <class Ok>
-void spin_until(const Topology& topo, Task& task, CacheLine& line, LineWatchers& watchers,
-                const std::uint64_t& writes, std::uint64_t& rereads, Ok ok) {
-  for (;;) {
-    const std::uint64_t seen = writes;
-    const Tick done = issue_load(topo, task, line);
-    const bool good = ok();
-    task.advance_to(done);
-    if (good) return;
-    if (writes == seen) watchers.park(task);
-    ++rereads;
-  }
-}
-
-}  // namespace
 
 void UserLock::lock(const Topology& topo, Task& task) {
   task.sync();
@@ -119,25 +80,22 @@ void UserLock::lock_tas(const Topology& topo, Task& task) {
 
 void UserLock::lock_ttas(const Topology& topo, Task& task) {
   for (;;) {
-    spin_until(topo, task, line_, watchers_, line_writes_, stats_.rereads, [&] { return !held_; });
+    spin_on_line(topo, task, line_, stats_.rereads, [&] { return !held_; });
+    // The xchg invalidates the other spinners' copies (the line wakes them).
     const Tick done = issue_rmw(topo, task, line_);
     const bool won = !held_;
     held_ = true;
-    ++line_writes_;
     task.advance_to(done);
-    wake(watchers_, done);  // the xchg invalidated the spinners' copies
     if (won) return;
   }
 }
 
 void UserLock::lock_ticket(const Topology& topo, Task& task) {
+  // The xadd, like every write to the line, makes the spinners re-read it.
   const Tick done = issue_rmw(topo, task, line_);
   const std::uint64_t mine = next_ticket_++;
-  ++line_writes_;
   task.advance_to(done);
-  if (reread_every_write_) wake(watchers_, done);
-  spin_until(topo, task, line_, watchers_, line_writes_, stats_.rereads,
-             [&] { return now_serving_ == mine; });
+  spin_on_line(topo, task, line_, stats_.rereads, [&] { return now_serving_ == mine; });
 }
 
 void UserLock::lock_mcs(const Topology& topo, Task& task) {
@@ -156,11 +114,8 @@ void UserLock::lock_mcs(const Topology& topo, Task& task) {
   Node& p = nodes_[static_cast<std::size_t>(pred)];
   const IssuedStore linked = issue_store(topo, task, p.line);
   p.next = task.cpu;
-  ++p.writes;
-  task.advance_to(linked.issued);
-  wake(p.watchers, linked.visible);
-  spin_until(topo, task, me.line, me.watchers, me.writes, stats_.rereads,
-             [&] { return !me.waiting; });
+  task.advance_to(linked.issued);  // the line wakes our predecessor once it is visible
+  spin_on_line(topo, task, me.line, stats_.rereads, [&] { return !me.waiting; });
 }
 
 void UserLock::unlock(const Topology& topo, Task& task) {
@@ -176,15 +131,13 @@ void UserLock::unlock(const Topology& topo, Task& task) {
     ++now_serving_;
   else
     held_ = false;
-  ++line_writes_;
-  task.advance_to(release.issued);
-  wake(watchers_, release.visible);
+  task.advance_to(release.issued);  // the line wakes the spinners once it is visible
 }
 
 void UserLock::unlock_mcs(const Topology& topo, Task& task) {
   Node& me = nodes_[static_cast<std::size_t>(task.cpu)];
   int succ = -1;
-  spin_until(topo, task, me.line, me.watchers, me.writes, stats_.rereads, [&] {
+  spin_on_line(topo, task, me.line, stats_.rereads, [&] {
     succ = me.next;
     return true;
   });
@@ -196,7 +149,7 @@ void UserLock::unlock_mcs(const Topology& topo, Task& task) {
     task.advance_to(done);
     if (alone) return;
     // A successor took the tail and is linking: wait for its store into our node.
-    spin_until(topo, task, me.line, me.watchers, me.writes, stats_.rereads, [&] {
+    spin_on_line(topo, task, me.line, stats_.rereads, [&] {
       succ = me.next;
       return succ >= 0;
     });
@@ -204,9 +157,7 @@ void UserLock::unlock_mcs(const Topology& topo, Task& task) {
   Node& s = nodes_[static_cast<std::size_t>(succ)];
   const IssuedStore handed = issue_store(topo, task, s.line);
   s.waiting = false;
-  ++s.writes;
-  task.advance_to(handed.issued);
-  wake(s.watchers, handed.visible);
+  task.advance_to(handed.issued);  // the line wakes the successor once it is visible
 }
 
 }  // namespace semsim::machine

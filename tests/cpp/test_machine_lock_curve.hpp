@@ -24,7 +24,6 @@ struct CurveLoad {
   std::uint64_t seed = 1;
   machine::Placement placement = machine::Placement::Compact;
   machine::LineContention contention{};
-  bool reread_every_write = true;
 };
 
 struct CurveRun {
@@ -37,7 +36,6 @@ inline CurveRun run_lock_curve(const config::MachineParams& m, machine::UserLock
                                const CurveLoad& load) {
   machine::Topology topo(m);
   machine::UserLock lock(kind, topo.cpus(), load.contention, load.seed);
-  lock.set_reread_on_every_write(load.reread_every_write);
   std::deque<machine::CacheLine> data;
   for (int i = 0; i < load.data_lines; ++i) {
     data.emplace_back("data" + std::to_string(i)).set_contention(load.contention);

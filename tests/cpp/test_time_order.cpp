@@ -4,6 +4,7 @@
 // calendar) on every generation, every shipped workload and oversubscription.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <deque>
@@ -225,6 +226,26 @@ TEST(TimeOrder, FastPathMatchesReferenceModeWithCrossLlcWakeups) {
     doc["kernel"] = kernel;
     EXPECT_EQ(simulate_bytes(doc, false), simulate_bytes(doc, true)) << kernel;
   }
+}
+
+// The same with the kernel's line spinning (kernel_line_spinning): the
+// spinners of the ticket locks and of the rwlock are woken by every write to
+// their line and re-read it at their own dates.
+TEST(TimeOrder, FastPathMatchesReferenceModeWithKernelLineSpinning) {
+  Json machine = load_file(std::filesystem::path(SEMSIM_SOURCE_DIR) / "cpu_models/box-64.json");
+  machine["kernel_line_spinning"] = {{"value", true}, {"source", "test"}};
+  const auto file = std::filesystem::temp_directory_path() /
+                    ("semsim-line-spinning-" + std::to_string(::getpid()) + ".json");
+  std::ofstream(file) << machine.dump();
+  for (const char* kernel : {"global_lock", "rwlock", "per_sem_lock", "per_sem_lock_rc"}) {
+    Json doc = Json::parse(R"({
+      "name": "many", "workload": {"type": "semop-multi", "semaphores": 16, "pattern": "stride"},
+      "threads": [64, 96], "duration_ms": 0.1, "warmup_ms": 0.02, "seed": 3, "repeats": 1})");
+    doc["machine"] = file.string();
+    doc["kernel"] = kernel;
+    EXPECT_EQ(simulate_bytes(doc, false), simulate_bytes(doc, true)) << kernel;
+  }
+  std::filesystem::remove(file);
 }
 
 }  // namespace
