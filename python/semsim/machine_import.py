@@ -70,6 +70,11 @@ __all__ = [
 ]
 
 DEFAULT_COSTS_FROM = "uniform-64"
+# smt_compute_slowdown (machine/smt.hpp) of an imported machine with SMT when --costs-from gives
+# none for SMT: the value calibrated on the published Westmere-EX MCS curve, the same for every
+# machine (cpu_models/README.md, "SMT"); of one without SMT: not applicable.
+SMT_COMPUTE_SLOWDOWN = {"value": 0.0, "source": "TBD"}
+SMT_NOT_APPLICABLE = {"value": 1, "source": "not applicable: threads_per_core 1 (no SMT siblings)"}
 _CYCLES_RE = re.compile(r"(\d+(?:\.\d+)?) cycles / (\d+(?:\.\d+)?) GHz\s*$")
 _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 
@@ -128,6 +133,20 @@ def _carry(param: dict[str, Any], preset: str, same_machine: bool, ghz: float) -
         how = ", its cycle count kept at this clock" if moved else ""
         src = f"assumption: preset {preset}'s value for another machine{how}: {body}"
     return {"value": value, "source": src}
+
+
+def _smt_slowdown(preset: dict[str, Any], name: str, same_machine: bool, threads: int) -> dict[str, Any]:
+    """smt_compute_slowdown: none without SMT; the preset's where it has SMT; else the shared value."""
+    if threads == 1:
+        return dict(SMT_NOT_APPLICABLE)
+    param = preset.get("smt_compute_slowdown")
+    if param is not None and preset.get("topology", {}).get("threads_per_core", 1) > 1:
+        if same_machine:
+            return dict(param)
+        src = str(param["source"])
+        body = src[len("assumption:"):].strip() if src.startswith("assumption:") else src
+        return {"value": param["value"], "source": f"assumption: preset {name}'s value for another machine: {body}"}
+    return dict(SMT_COMPUTE_SLOWDOWN)
 
 
 def _time_slice(cpus: int) -> dict[str, Any]:
@@ -393,6 +412,7 @@ def build_model(measured: Measured, o: Options) -> dict[str, Any]:
                          f"{', '.join(sorted(missing))}")
     model["costs_ns"] = costs
     model["clock_ghz"] = {"value": ghz, "source": clock_src}
+    model["smt_compute_slowdown"] = _smt_slowdown(preset, o.costs_from, same_machine, T)
     model["provenance"] = _provenance(measured, o, name, preset_path, cpu_map, full, notes, kept)
     return model
 

@@ -14,6 +14,7 @@ constexpr std::uint64_t kNoiseStreams = 16;
 Scheduler::Scheduler(const Topology& topo, std::uint64_t seed)
     : topo_(topo),
       cpus_(static_cast<std::size_t>(topo.cpus())),
+      smt_(topo),
       rng_(seed),
       jitter_rng_(Rng::derive(seed, 1)) {
   const auto& p = topo.params();
@@ -32,6 +33,7 @@ void Scheduler::run_on(Task& task, int cpu) {
   task.cpu = cpu;
   task.cpu_time = &c.time;
   task.noise = c.noise ? &*c.noise : nullptr;
+  task.smt = smt_.active() ? &smt_ : nullptr;
   task.state = TaskState::Running;
 }
 
@@ -88,6 +90,7 @@ void Scheduler::start(Task& task) {
     run_on(task, target);
     switch_in_refill(task, target);  // its first run: only starts the count
     task.idle_until(c.free_at);
+    smt_.set_busy(target, true, task.cursor, task.cursor);
     task.slice_start = task.cursor;
     return;
   }
@@ -130,6 +133,7 @@ void Scheduler::dispatch_next(int cpu, Tick t) {
   if (c.runqueue.empty()) pull_for_idle(cpu);
   if (c.runqueue.empty()) {
     c.free_at = t;
+    smt_.set_busy(cpu, false, t, t);
     return;
   }
   Task* next = c.runqueue.front();
@@ -252,6 +256,7 @@ void Scheduler::wake(Task& waker, Task& wakee) {
     // (An idle target is never the waker's CPU, where the waker runs: this is a kick.)
     const Tick latency = jittered(p.wakeup_latency, p.wakeup_jitter_wakee);
     wakee.idle_until(std::max(waker.cursor + latency, c.free_at + (cs - cs / 2)));
+    smt_.set_busy(target, true, wakee.cursor, waker.cursor);  // busy once it runs there
     {
       InFunc refill(wakee, Func::Schedule);
       wakee.charge(switch_in_refill(wakee, target));
@@ -286,6 +291,7 @@ void Scheduler::exit(Task& task) {
   task.state = TaskState::Exited;
   if (cpu(task.cpu).current == &task) dispatch_next(task.cpu, task.cursor);
   task.cpu_time = nullptr;
+  task.smt = nullptr;
 }
 
 }  // namespace semsim::machine

@@ -57,6 +57,7 @@
 
 #include "core/rng.hpp"
 #include "machine/cache_line.hpp"
+#include "machine/smt.hpp"
 #include "machine/task.hpp"
 #include "machine/topology.hpp"
 
@@ -125,6 +126,7 @@ class Scheduler {
   Tick jittered(Tick mean, const std::vector<double>& shape);
   const Topology& topo_;
   std::vector<CpuState> cpus_;
+  SmtCores smt_;  // which CPUs are busy when, for their siblings' work
   Rng rng_;
   Rng jitter_rng_;
 };
