@@ -81,8 +81,7 @@ void SmtCores::charge(Task& task, Tick d) {
   double left = static_cast<double>(d);
   me.reading_from = task.cursor;
   while (left >= 0.5) {
-    const Tick span =
-        std::llround(left * slowdown(busy_siblings(task.cpu, task.cursor)));
+    const Tick span = std::llround(left * slowdown(busy_siblings(task.cpu, task.cursor)));
     if (span <= 0) break;
     task.work(span);  // returns at the span's end, after every event dated earlier
     const Tick end = task.cursor;
