@@ -152,6 +152,31 @@ TEST(Smt, AWokenSiblingCountsFromTheDateItRuns) {
   EXPECT_EQ(second, std::llround(kSlowdown * static_cast<double>(kW)));
 }
 
+// block() accounts the rest of the sleeper's switch-out (half a context switch,
+// W here) after its cursor without moving it: its CPU stays busy until that is
+// done. A charge the sibling starts at W/2, after the sleeper blocked at 0, runs
+// its first pass beside a busy sibling: 1.5 W long (the switch-out ends within
+// it, which the pass then over-counts by design, machine/smt.hpp).
+TEST(Smt, ASleepersSwitchOutKeepsItsCpuBusyUntilItEnds) {
+  auto m = smt_machine();
+  ASSERT_EQ(m.context_switch / 2, kW);
+  Tick end = -1;
+  Task* sleeper = nullptr;
+  run_tasks(m, {0, 1}, [&](Task& t, machine::Scheduler& s, int i) {
+    s.start(t);
+    if (i == 1) {
+      sleeper = &t;
+      s.block(t);  // at 0: switching out until W
+      return;
+    }
+    t.advance_to(kW / 2);  // the sibling has blocked by now
+    t.charge(kW);
+    end = t.cursor;
+    s.wake(t, *sleeper);
+  });
+  EXPECT_EQ(end, kW / 2 + std::llround(kSlowdown * static_cast<double>(kW)));
+}
+
 TEST(Smt, HistoryAnswersByDate) {
   auto m = smt_machine();
   machine::Topology topo(m);
