@@ -70,6 +70,11 @@ __all__ = [
 ]
 
 DEFAULT_COSTS_FROM = "uniform-64"
+# smt_compute_slowdown (machine/smt.hpp) of an imported machine with SMT when --costs-from gives
+# none for SMT: the value calibrated on the published Westmere-EX MCS curve, the same for every
+# machine (cpu_models/README.md, "SMT"); of one without SMT: not applicable.
+SMT_COMPUTE_SLOWDOWN = {"value": 2.0, "source": "assumption: a core's SMT throughput gain of 1.0 on the model's compute-bound work, i.e. threads_per_core / 1.0 = 2 (published SMT gains for such code are 1.0-1.3x per core, Marr et al., 'Hyper-Threading Technology Architecture and Microarchitecture', Intel Technology Journal 6(1), 2002: up to 30 %; a tight nop/pause loop like libslock's critical section shares one core's front end and gains about nothing); the upper end of that range, chosen on the published Westmere-EX MCS curve above 80 threads (mctop_lock_backoff_diassrv8.csv; swept 1.0, 1.5, 2.0, 2.5: shape median 15.3, 16.2, 14.9, 13.6 % and MCS at 160 threads +114, +63, +31, +10 % under compact placement; 2.5 would mean a core loses throughput with its second thread, beyond the published range), the same for every machine with SMT; not probed (this host has no SMT siblings)"}
+SMT_NOT_APPLICABLE = {"value": 1, "source": "not applicable: threads_per_core 1 (no SMT siblings)"}
 _CYCLES_RE = re.compile(r"(\d+(?:\.\d+)?) cycles / (\d+(?:\.\d+)?) GHz\s*$")
 _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 
@@ -140,6 +145,20 @@ def _carry_table(param: dict[str, Any], preset: str, same_machine: bool, ghz: fl
         table = [[d, _round(v * scale)] for d, v in table]
     carried = _carry({"value": 0, "source": src}, preset, same_machine, ghz)
     return {"value": table, "source": carried["source"]}
+
+
+def _smt_slowdown(preset: dict[str, Any], name: str, same_machine: bool, threads: int) -> dict[str, Any]:
+    """smt_compute_slowdown: none without SMT; the preset's where it has SMT; else the shared value."""
+    if threads == 1:
+        return dict(SMT_NOT_APPLICABLE)
+    param = preset.get("smt_compute_slowdown")
+    if param is not None and preset.get("topology", {}).get("threads_per_core", 1) > 1:
+        if same_machine:
+            return dict(param)
+        src = str(param["source"])
+        body = src[len("assumption:"):].strip() if src.startswith("assumption:") else src
+        return {"value": param["value"], "source": f"assumption: preset {name}'s value for another machine: {body}"}
+    return dict(SMT_COMPUTE_SLOWDOWN)
 
 
 def _time_slice(cpus: int) -> dict[str, Any]:
@@ -408,6 +427,7 @@ def build_model(measured: Measured, o: Options) -> dict[str, Any]:
     if "switch_refill_process_ns" in preset:
         model["switch_refill_process_ns"] = _carry_table(preset["switch_refill_process_ns"], o.costs_from,
                                                          same_machine, ghz)
+    model["smt_compute_slowdown"] = _smt_slowdown(preset, o.costs_from, same_machine, T)
     model["provenance"] = _provenance(measured, o, name, preset_path, cpu_map, full, notes, kept)
     return model
 

@@ -309,6 +309,8 @@ MachineParams parse_machine(const Json& doc, const std::string& where) {
       case ParamKind::Number:
         m.*d.number =
             obj.contains(key) ? param(obj, here, key, true, 0, d.min_exclusive, d.max) : d.fallback;
+        if (m.*d.number < d.min)
+          fail(child_path(here, key) + ".value", fmt::format("must be at least {:g}", d.min));
         break;
       case ParamKind::Share:
         m.*d.number = d.fallback;

@@ -104,6 +104,9 @@ struct MachineParams {
 
   std::string hash;  // "fnv1a64:<hex>" of the canonical JSON, for provenance
   std::string file;  // the file it was read from (absolute), "" when not from a file
+  // How many times longer a hardware thread's compute-bound work takes while every
+  // other hardware thread of its core is busy (machine/smt.hpp). 1: no sharing.
+  double smt_compute_slowdown = 1.0;
 };
 
 // (socket, die, core, thread) of CPU `cpu` under the numbering of cpu_models/README.md

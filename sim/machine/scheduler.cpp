@@ -16,6 +16,7 @@ constexpr std::uint64_t kRqLockStreams = std::uint64_t{1} << 32;
 Scheduler::Scheduler(const Topology& topo, std::uint64_t seed, LockKind rq_lock)
     : topo_(topo),
       cpus_(static_cast<std::size_t>(topo.cpus())),
+      smt_(topo),
       rng_(seed),
       jitter_rng_(Rng::derive(seed, 1)) {
   const auto& p = topo.params();
@@ -82,6 +83,7 @@ void Scheduler::run_on(Task& task, int cpu) {
   task.cpu_time = &c.time;
   task.noise = c.noise ? &*c.noise : nullptr;
   task.ipis = &c.ipis;
+  task.smt = smt_.active() ? &smt_ : nullptr;
   task.state = TaskState::Running;
 }
 
@@ -137,7 +139,9 @@ void Scheduler::start(Task& task) {
   if (c.current == nullptr) {
     run_on(task, target);
     switch_in_refill(task, target);  // its first run: only starts the count
+    const Tick now = task.cursor;    // the CPU may still be switching a sleeper out
     task.idle_until(c.free_at);
+    smt_.set_busy(target, true, task.cursor, now);
     task.slice_start = task.cursor;
     return;
   }
@@ -177,7 +181,7 @@ void Scheduler::pull_for_idle(int cpu, Tick t) {
   }
 }
 
-void Scheduler::dispatch_next(int cpu, Tick t) {
+void Scheduler::dispatch_next(int cpu, Tick t, Tick now) {
   auto& c = state(cpu);
   c.current = nullptr;
   c.resched = false;
@@ -185,6 +189,7 @@ void Scheduler::dispatch_next(int cpu, Tick t) {
   if (c.runqueue.empty()) {
     c.free_at = t;
     c.ipis.drop();  // its idle loop handles what is left
+    smt_.set_busy(cpu, false, t, now < 0 ? t : now);
     return;
   }
   Task* next = c.runqueue.front();
@@ -271,8 +276,8 @@ void Scheduler::block(Task& task) {
   if (task.trace != nullptr) task.trace->cpu_time(task, Func::Schedule, task.cursor, out);
   task.time[static_cast<std::size_t>(Func::Schedule)] += out;
   if (task.cpu_time != nullptr) (*task.cpu_time)[static_cast<std::size_t>(Func::Schedule)] += out;
-  dispatch_next(cpu, done);
-  task.actor->park();  // wake() + dispatch set our cursor and unpark us
+  dispatch_next(cpu, done, task.cursor);  // busy (switching out) until done
+  task.actor->park();                     // wake() + dispatch set our cursor and unpark us
 }
 
 int Scheduler::pick_cpu_for_wakeup(const Task& waker, const Task& wakee) {
@@ -356,6 +361,7 @@ void Scheduler::wake(Task& waker, Task& wakee) {
     const Tick latency = jittered(p.wakeup_latency, p.wakeup_jitter_wakee);
     wakee.idle_until(
         std::max({waker.cursor + latency, c.free_at + (cs - cs / 2), wakee.switched_out_at}));
+    smt_.set_busy(target, true, wakee.cursor, waker.cursor);  // busy once it runs there
     {
       InFunc refill(wakee, Func::Schedule);
       wakee.charge(switch_in_refill(wakee, target));
@@ -392,6 +398,7 @@ void Scheduler::exit(Task& task) {
   task.state = TaskState::Exited;
   if (cpu(task.cpu).current == &task) dispatch_next(task.cpu, task.cursor);
   task.cpu_time = nullptr;
+  task.smt = nullptr;
 }
 
 }  // namespace semsim::machine

@@ -73,6 +73,7 @@
 #include "core/rng.hpp"
 #include "machine/cache_line.hpp"
 #include "machine/ipi_queue.hpp"
+#include "machine/smt.hpp"
 #include "machine/spinlock.hpp"
 #include "machine/task.hpp"
 #include "machine/topology.hpp"
@@ -133,7 +134,9 @@ class Scheduler {
  private:
   CpuState& state(int c) { return cpus_[static_cast<std::size_t>(c)]; }
   // Give `cpu` to the next queued task from date t, or leave it idle.
-  void dispatch_next(int cpu, Tick t);
+  // `now`: the caller's date when it is earlier than t (block(): the CPU is still
+  // switching the sleeper out until t); -1: t.
+  void dispatch_next(int cpu, Tick t, Tick now = -1);
   // Put `task` on `cpu` as its current task.
   void run_on(Task& task, int cpu);
   // schedule() on the way out: the runqueue lock and half a context switch.
@@ -160,6 +163,7 @@ class Scheduler {
   const Topology& topo_;
   std::vector<CpuState> cpus_;
   std::deque<Spinlock> rq_locks_;  // on cpus_[c].rq_lock (a deque: a Spinlock does not move)
+  SmtCores smt_;                   // which CPUs are busy when, for their siblings' work
   Rng rng_;
   Rng jitter_rng_;
 };

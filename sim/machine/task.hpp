@@ -28,6 +28,8 @@
 
 namespace semsim::machine {
 
+class SmtCores;
+
 // Kernel/user functions time is attributed to, named as perf would show them.
 enum class Func : std::uint8_t {
   User,           // benchmark loop in user space
@@ -113,11 +115,21 @@ struct Task {
   CpuNoise* noise = nullptr;  // the interruptions of the CPU it is on (none: no noise)
   IpiQueue* ipis = nullptr;   // the IPIs sent to the CPU it is on (set by the Scheduler)
   Tick last_ran = -1;         // when it last left a CPU (-1: never ran), for cache-hotness
+  SmtCores* smt = nullptr;    // its CPU's core, when busy siblings slow its work (machine/smt.hpp)
   report::TraceSink* trace = nullptr;  // where its events are recorded (none: tracing off)
   StoreBuffer stores;                  // its stores not yet visible (x86 TSO)
 
-  // Work of length d: the CPU's interruptions that land in it delay it.
+  // Work of length d (on a core of its own): the CPU's interruptions that land
+  // in it delay it, and busy SMT siblings stretch it.
   void charge(Tick d) {
+    if (smt != nullptr) {
+      charge_on_smt(d);
+      return;
+    }
+    work(d);
+  }
+  // Work that takes d whatever the siblings do (SmtCores stretches it in passes).
+  void work(Tick d) {
     if (noise != nullptr) {
       const Tick irq = noise->during_work(cursor, d);
       if (irq > 0) account(Func::Interrupt, irq);
@@ -145,6 +157,7 @@ struct Task {
       if (over > 0) account(Func::Interrupt, over);
     }
   }
+  void charge_on_smt(Tick d);  // machine/smt.cpp
   void account(Func f, Tick d) {
     if (trace != nullptr) trace->cpu_time(*this, f, cursor, d);
     cursor += d;

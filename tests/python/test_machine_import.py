@@ -250,6 +250,8 @@ def scenario(machine, threads=(1, 2)):
 def test_imported_model_loads_and_its_matrix_drives_the_simulation(tmp_path):
     m, _ = synthetic()
     model = mi.import_matrix(write_nviennot(tmp_path / "x.csv", m), "nviennot", name="x")
+    # SMT sharing off (the synthetic machine has SMT): only the matrix differs below.
+    model["smt_compute_slowdown"] = {"value": 1, "source": "test: SMT sharing off"}
     (tmp_path / "x.json").write_text(mi.dump(model))
     base = semsim.simulate(scenario(tmp_path / "x.json")).points
     assert all(p["ops_per_s"] > 0 for p in base)

@@ -44,7 +44,8 @@ def test_tracks_slices_and_flows_match_the_runs_counts(full):
     # Every wake-up of a sleeper is recorded; all but the last few (whose wakee runs after the
     # window) become a flow, and every flow has both ends.
     wakeups = sum(point["wakeups"].values())
-    assert info.counts["wakes"] == wakeups > 1000
+    # (over 500: about 800 with laptop-4's SMT siblings sharing their cores, 1000+ before)
+    assert info.counts["wakes"] == wakeups > 500
     assert wakeups - 8 <= info.counts["wake_flows"] <= wakeups
     assert len(parsed["flows"]) == info.counts["wake_flows"] + info.counts["handoff_flows"]
     assert info.counts["handoff_flows"] == info.counts["handoffs"] > 0

@@ -1,0 +1,74 @@
+// SMT: the hardware threads of one core share its execution resources.
+//
+// While the other hardware threads of its core are busy (a task is on them,
+// computing or spinning), a thread's compute-bound work takes longer:
+// `smt_compute_slowdown` times (machine file) when every sibling is busy,
+// proportionally less when only some are (cores of more than 2 threads):
+// slowdown(k) = 1 + (smt_compute_slowdown - 1) * k / (threads_per_core - 1).
+//
+// What is stretched: Task::charge(), work made of instructions (kernel paths,
+// a critical section's loop, context switches). What is not: Task::advance_to()
+// waits -- spinning on a shared copy, a stall on a cache-line transfer or a
+// memory fetch, an atomic's line transfer -- whose length is set by the
+// interconnect and the other cores, not by this core's issue slots (a thread
+// stalled on a miss leaves the core to its sibling: that is what SMT is for).
+//
+// Time order: a charge covers a span of simulated time in which a sibling may
+// start or stop, so each CPU keeps a dated history of its busy/idle
+// transitions (as a cache line keeps the dates of its copies): a wake-up onto
+// an idle CPU dates its start after the wake-up latency, so whether a task is
+// on a CPU "now" is not its state at every date. A charge runs in passes: a
+// pass charges the work left at the rate its siblings' state at the pass's
+// start gives; when the task's turn at the pass's end comes, every event dated
+// earlier has run and the history of the span is final, so the work the span
+// actually did is read from it, and what is left is the next pass. A sibling
+// that starts during a pass is accounted exactly; one that stops during a pass
+// that assumed it busy leaves that pass up to (1 - 1/slowdown) of its length
+// too long (time cannot be given back once the clock has passed it): accepted,
+// a busy sibling stops only when its task blocks or exits.
+#pragma once
+
+#include <deque>
+#include <utility>
+#include <vector>
+
+#include "core/time.hpp"
+#include "machine/topology.hpp"
+
+namespace semsim::machine {
+
+struct Task;
+
+class SmtCores {
+ public:
+  explicit SmtCores(const Topology& topo);
+  // Off on cores of one thread and with a slowdown of 1: then nothing is recorded.
+  bool active() const { return active_; }
+  // CPU `cpu` runs a task from `date` (busy) or is idle from `date`; `now` is
+  // the caller's date (no later query starts before it, nor before a sibling's
+  // charge in progress: older history is dropped).
+  void set_busy(int cpu, bool busy, Tick date, Tick now);
+  // Work that takes `d` on a core of its own, done by `task` on its CPU
+  // (Task::charge() comes here when the task's CPU has siblings).
+  void charge(Task& task, Tick d);
+
+  // The history's answers (for tests): how many siblings of `cpu` are busy at
+  // `t`, and the work (in alone-time) a thread of `cpu` does in [a, b).
+  int busy_siblings(int cpu, Tick t) const;
+  double work_in(int cpu, Tick a, Tick b) const;
+  double slowdown(int busy_siblings) const;
+
+ private:
+  struct Cpu {
+    std::deque<std::pair<Tick, bool>> history;  // (date, busy from then), dates increasing
+    std::vector<int> siblings;                  // the other hardware threads of its core
+    Tick reading_from = -1;                     // start of a charge in progress (-1: none)
+  };
+  bool busy_at(int cpu, Tick t) const;
+  bool active_ = false;
+  double factor_ = 1.0;
+  int threads_ = 1;
+  std::vector<Cpu> cpus_;
+};
+
+}  // namespace semsim::machine
