@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -26,15 +27,17 @@ namespace {
 // process is gone: there must never be any after a run. (Other tests running in
 // parallel, e.g. under ctest -j, may leave and clean up arrays of their own dead
 // runners, which have more semaphores.)
-int orphan_task_arrays() {
-  int n = 0;
+// The keys of per-call task arrays whose creating process is gone (machine-wide:
+// a killed run of another test may have left some; compare before and after).
+std::set<long> orphan_task_arrays() {
+  std::set<long> keys;
   for (const ArrayInfo& a : list_arrays()) {
     if (!is_runner_key(a.key) || a.cuid != geteuid() || a.nsems != 1 ||
         runner_key_index(a.key) != 0)
       continue;
-    if (kill(runner_key_pid(a.key), 0) != 0 && errno == ESRCH) ++n;
+    if (kill(runner_key_pid(a.key), 0) != 0 && errno == ESRCH) keys.insert(a.key);
   }
-  return n;
+  return keys;
 }
 
 bool own_array_exists() {
@@ -206,6 +209,7 @@ TEST(NativeWorkloads, LockunlockRoundsUpLoopsPerTask) {
 }
 
 TEST(NativeWorkloads, Aim9CountsFourCallsPerLoopAndLeavesNoArray) {
+  const std::set<long> before = orphan_task_arrays();
   const Json r = measure(parsed(R"({"type": "aim9-shm", "loops": 10})", "[1, 2]"));
   for (const Json& p : r.at("points")) {
     expect_consistent(p);
@@ -217,7 +221,7 @@ TEST(NativeWorkloads, Aim9CountsFourCallsPerLoopAndLeavesNoArray) {
     }
     EXPECT_GT(p.at("shared_memory_ops_per_s").get<double>(), 0.0);
   }
-  EXPECT_EQ(orphan_task_arrays(), 0);  // each process removed its per-call arrays
+  EXPECT_EQ(orphan_task_arrays(), before);  // each process removed its per-call arrays
 }
 
 TEST(NativeWorkloads, LatSemAlternatesBetweenTwoProcesses) {
