@@ -73,7 +73,21 @@ DEFAULT_COSTS_FROM = "uniform-64"
 # smt_compute_slowdown (machine/smt.hpp) of an imported machine with SMT when --costs-from gives
 # none for SMT: the value calibrated on the published Westmere-EX MCS curve, the same for every
 # machine (cpu_models/README.md, "SMT"); of one without SMT: not applicable.
-SMT_COMPUTE_SLOWDOWN = {"value": 2.0, "source": "assumption: a core's SMT throughput gain of 1.0 on the model's compute-bound work, i.e. threads_per_core / 1.0 = 2 (published SMT gains for such code are 1.0-1.3x per core, Marr et al., 'Hyper-Threading Technology Architecture and Microarchitecture', Intel Technology Journal 6(1), 2002: up to 30 %; a tight nop/pause loop like libslock's critical section shares one core's front end and gains about nothing); the upper end of that range, chosen on the published Westmere-EX MCS curve above 80 threads (mctop_lock_backoff_diassrv8.csv; swept 1.0, 1.5, 2.0, 2.5: shape median 15.3, 16.2, 14.9, 13.6 % and MCS at 160 threads +114, +63, +31, +10 % under compact placement; 2.5 would mean a core loses throughput with its second thread, beyond the published range), the same for every machine with SMT; not probed (this host has no SMT siblings)"}
+SMT_COMPUTE_SLOWDOWN = {
+    "value": 2.0,
+    "source": (
+        "assumption: a core's SMT throughput gain of 1.0 on the model's compute-bound work, i.e. "
+        "threads_per_core / 1.0 = 2 (published SMT gains for such code are 1.0-1.3x per core, "
+        "Marr et al., 'Hyper-Threading Technology Architecture and Microarchitecture', Intel "
+        "Technology Journal 6(1), 2002: up to 30 %; a tight nop/pause loop like libslock's "
+        "critical section shares one core's front end and gains about nothing); the upper end of "
+        "that range, chosen on the published Westmere-EX MCS curve above 80 threads "
+        "(mctop_lock_backoff_diassrv8.csv; swept 1.0, 1.5, 2.0, 2.5: shape median 15.3, 16.2, "
+        "14.9, 13.6 % and MCS at 160 threads +114, +63, +31, +10 % under compact placement; 2.5 "
+        "would mean a core loses throughput with its second thread, beyond the published range), "
+        "the same for every machine with SMT; not probed (this host has no SMT siblings)"
+    ),
+}
 SMT_NOT_APPLICABLE = {"value": 1, "source": "not applicable: threads_per_core 1 (no SMT siblings)"}
 _CYCLES_RE = re.compile(r"(\d+(?:\.\d+)?) cycles / (\d+(?:\.\d+)?) GHz\s*$")
 _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
