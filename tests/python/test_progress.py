@@ -129,11 +129,10 @@ def _on_a_pty(*args, timeout=120):
     return proc.wait(timeout=10), b"".join(chunks).decode("utf-8", "replace")
 
 
-# A few seconds of wall time (six runs of 13 ms simulated, the ceiling: this workload's
-# interval is never narrow enough for a precision of 0.01 %), so that the throttled
-# progress (a few times a second) is seen.
-RUN = ["run", DEFAULT_SCENARIO, "--set", "machine=laptop-4", "--set", "threads=[1,3,4]", "--set", "duration_ms=12",
-       "--set", "warmup_ms=1", "--set", "repeats=2", "--set", "precision=0.0001", "-o", os.devnull]
+# A few seconds of wall time (six runs of up to 61 ms simulated, the ceiling; one run
+# at a time, so that the throttled progress, a few times a second, is seen).
+RUN = ["run", DEFAULT_SCENARIO, "--set", "machine=laptop-4", "--set", "threads=[1,3,4]", "--set", "duration_ms=60",
+       "--set", "warmup_ms=1", "--set", "repeats=2", "--set", "precision=0.0001", "-j", "1", "-o", os.devnull]
 
 
 def test_run_shows_simulated_time_on_a_terminal_only(run_cli):
@@ -141,7 +140,7 @@ def test_run_shows_simulated_time_on_a_terminal_only(run_cli):
     assert status == 0, err
     assert "\rsemsim: simulating default.json: point " in err
     # done / the ceiling (warm-up + duration), and that the run may stop before it
-    assert re.search(r"point [123]/3 \([134] threads?\), seed [12]/2: \d+\.\d\d/13\.00 ms simulated "
+    assert re.search(r"point [123]/3 \([134] threads?\), seed [12]/2: \d+\.\d\d/61\.00 ms simulated "
                      r"\(adaptive\), \d+\.\d s", err), err
     proc = run_cli(*RUN)  # stderr a pipe
     assert proc.returncode == 0, proc.stderr
