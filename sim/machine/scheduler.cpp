@@ -211,16 +211,19 @@ void Scheduler::dispatch_next(int cpu, Tick t, Tick now) {
   next->resume_at_cursor();
 }
 
-void Scheduler::switch_out(Task& task) {
-  InFunc in(task, Func::Schedule);
-  const auto& p = topo_.params();
+Tick Scheduler::rq_section(Task& task) {
   // The dequeue and pick under the CPU's own rq->lock, the rest of the switch out after.
+  const auto& p = topo_.params();
   const Tick half = p.context_switch / 2;
   const Tick hold = std::min(p.rq_hold_schedule, half);
-  const int cpu = task.cpu;
-  rq_lock(task, cpu, hold);
-  rq_unlock(task, cpu, hold);
-  task.charge(half - hold);
+  rq_lock(task, task.cpu, hold);
+  rq_unlock(task, task.cpu, hold);
+  return half - hold;
+}
+
+void Scheduler::switch_out(Task& task) {
+  InFunc in(task, Func::Schedule);
+  task.charge(rq_section(task));
   task.last_ran = task.cursor;
 }
 
@@ -246,9 +249,6 @@ void Scheduler::block(Task& task) {
   }
   ++task.voluntary_switches;
   InFunc in(task, Func::Schedule);
-  const auto& p = topo_.params();
-  const Tick half = p.context_switch / 2;
-  const Tick hold = std::min(p.rq_hold_schedule, half);
   const int cpu = task.cpu;
   // __schedule() dequeues the sleeper (deactivate_task) and picks the next task
   // under its CPU's rq->lock, then switches: a wake-up that came before the end of
@@ -256,26 +256,22 @@ void Scheduler::block(Task& task) {
   // again, no IPI); one after it is a real wake-up, even while this CPU is still
   // switching out. (The kernel's window closes at the dequeue, early in the hold:
   // modelled as the whole hold, zero on models without one.)
-  rq_lock(task, cpu, hold);
-  rq_unlock(task, cpu, hold);
+  const Tick out = rq_section(task);
   if (task.wake_pending) {
     // schedule() finds it TASK_RUNNING again and picks it back.
     task.wake_pending = false;
-    task.charge(half - hold);
+    task.charge(out);
     task.last_ran = task.cursor;
     return;
   }
   task.state = TaskState::Blocked;
   // The rest of the switch-out runs on this CPU after the sleeper left its run
-  // queue: charged to it without moving its cursor (a waker dates it from now
-  // on), and the CPU is free once it is done.
-  const Tick out = half - hold;
+  // queue: its CPU time without moving its cursor (a waker dates it from now on),
+  // and the CPU is free once it is done.
   const Tick done = task.cursor + out;
   task.switched_out_at = done;
   task.last_ran = done;
-  if (task.trace != nullptr) task.trace->cpu_time(task, Func::Schedule, task.cursor, out);
-  task.time[static_cast<std::size_t>(Func::Schedule)] += out;
-  if (task.cpu_time != nullptr) (*task.cpu_time)[static_cast<std::size_t>(Func::Schedule)] += out;
+  task.record(Func::Schedule, out);
   dispatch_next(cpu, done, task.cursor);  // busy (switching out) until done
   task.actor->park();                     // wake() + dispatch set our cursor and unpark us
 }

@@ -140,6 +140,8 @@ class Scheduler {
   // Put `task` on `cpu` as its current task.
   void run_on(Task& task, int cpu);
   // schedule() on the way out: the runqueue lock and half a context switch.
+  // schedule()'s rq->lock section (the hold); returns the rest of the switch-out.
+  Tick rq_section(Task& task);
   void switch_out(Task& task);
   // The task switches in on `cpu`: the cache refill its reuse distance there costs
   // (switch_refill_ns, or switch_refill_process_ns when the CPU last ran another

@@ -159,11 +159,16 @@ struct Task {
   }
   void charge_on_smt(Tick d);  // machine/smt.cpp
   void account(Func f, Tick d) {
-    if (trace != nullptr) trace->cpu_time(*this, f, cursor, d);
+    record(f, d);
     cursor += d;
+    keep_order();
+  }
+  // CPU time d of f from the cursor on, which does not move (a sleeper's CPU still
+  // switching it out after it left the run queue).
+  void record(Func f, Tick d) {
+    if (trace != nullptr) trace->cpu_time(*this, f, cursor, d);
     time[static_cast<std::size_t>(f)] += d;
     if (cpu_time != nullptr) (*cpu_time)[static_cast<std::size_t>(f)] += d;
-    keep_order();
   }
   // Move the cursor to t without charging CPU time (the task was off-CPU).
   void idle_until(Tick t) {
