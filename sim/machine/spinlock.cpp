@@ -151,7 +151,15 @@ void Spinlock::unlock(const Topology& topo, Task& task) {
   // The release is a plain store to the lock word (head++ / locked byte = 0),
   // through the store buffer: the releaser goes on, the others see it free
   // once it is visible. Until then the lock reads held.
-  const Tick released = store(topo, task, *line_);
+  // Time order: the hand-off is decided at the store's issue date, before the
+  // releaser moves on (its advance may take a turn or an interrupt, and the
+  // next owner must not be dated from a release the clock has passed).
+  const IssuedStore release = issue_store(topo, task, *line_);
+  hand_off(topo, task, release.visible);
+  task.advance_to(release.issued);
+}
+
+void Spinlock::hand_off(const Topology& topo, Task& task, Tick released) {
   if (waiters_.empty()) {
     holder_ = nullptr;
     free_at_ = released;

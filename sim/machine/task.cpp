@@ -1,5 +1,9 @@
 #include "machine/task.hpp"
 
+#include <string>
+
+#include "core/errors.hpp"
+
 namespace semsim::machine {
 
 const char* func_name(Func f) {
@@ -109,6 +113,12 @@ CpuBreakdown breakdown_of(const FuncTimes& times, Tick elapsed) {
   const Tick busy = b.busy_total();
   b.idle = elapsed > busy ? elapsed - busy : 0;
   return b;
+}
+
+void Task::stale_resume() const {
+  throw SimulationError("time order: task " + std::to_string(id) + " resumed at " +
+                        std::to_string(ticks_to_ns(cursor)) + " ns, before the clock (" +
+                        std::to_string(ticks_to_ns(actor->now())) + " ns)");
 }
 
 }  // namespace semsim::machine

@@ -184,7 +184,13 @@ struct Task {
   // A parked task runs again at its cursor (dated by whoever wakes it, after
   // any interruption that landed in its wait): never earlier, or its next
   // request would be dated after others it has not seen yet.
-  void resume_at_cursor() { actor->unpark_at(cursor); }
+  // A date behind the clock would be a request dated before events already
+  // served: a time-order fault (machine/task.cpp).
+  void resume_at_cursor() {
+    if (cursor < actor->now()) stale_resume();
+    actor->unpark_at(cursor);
+  }
+  [[noreturn]] void stale_resume() const;
   // An explicit point of order (e.g. before publishing a flag).
   void sync() {
     if (actor != nullptr) actor->wait_turn(cursor);

@@ -7,6 +7,8 @@
 #include <map>
 #include <vector>
 
+#include "machine/ipi_queue.hpp"
+#include "machine/store_buffer.hpp"
 #include "test_machine_lock_load.hpp"
 
 namespace semsim {
@@ -233,6 +235,53 @@ TEST(MachineLockOracle, SameSeedSameResult) {
     for (std::size_t i = 0; i < a.tasks.size(); ++i) EXPECT_EQ(a.tasks[i].time, b.tasks[i].time);
     load.seed += 1;
     EXPECT_NE(run_lock_load(kind, false, 40, load).stats.wait, a.stats.wait);
+  }
+}
+
+// Time order of a release (spinlock.cpp, unlock()): the hand-off is decided at
+// the release store's issue date. An interrupt that lands on the releaser right
+// after the store (here an IPI of 20 us) delays the releaser, not the release:
+// the waiter gets the lock one transfer after the store is visible and runs
+// from that date, before a third task's access 10 us later. (Decided after the
+// releaser's advance, the waiter was resumed at the clock with a cursor 20 us
+// behind it, and its next line request came after later ones.)
+TEST(MachineLockOrder, AnInterruptAfterTheReleaseStoreDelaysTheReleaserNotTheWaiter) {
+  for (bool reference : {false, true}) {
+    SCOPED_TRACE("reference " + std::to_string(reference));
+    auto params = machine_test::uniform_machine(4, 100);
+    machine::Topology topo(params);
+    machine::CacheLine line("lock"), data("data");
+    Spinlock lock(LockKind::Ticket, &line, 1);
+    machine::IpiQueue ipis;
+    const Tick hold = ns_to_ticks(1000), irq = ns_to_ticks(20'000);
+    Tick released = -1, acquired = -1, read_at = -1, releaser_done = -1;
+    machine_test::TaskSet set;
+    set.sim.set_reference_order(reference);
+    set.add(0, [&](Task& t) {
+      t.ipis = &ipis;
+      lock.lock(topo, t);
+      t.charge(hold);
+      released = t.cursor;
+      ipis.post(t.cursor, irq);  // arrives as the release store issues
+      lock.unlock(topo, t);
+      releaser_done = t.cursor;
+    });
+    set.add(1, [&](Task& t) {
+      t.idle_until(ns_to_ticks(100));  // queues behind the holder
+      lock.lock(topo, t);
+      acquired = t.cursor;
+      machine::load(topo, t, data);
+      read_at = t.cursor;
+      lock.unlock(topo, t);
+    });
+    set.add(2, [&](Task& t) {
+      t.idle_until(ns_to_ticks(11'000));
+      machine::load(topo, t, data);
+    });
+    ASSERT_NO_THROW(set.sim.run());
+    EXPECT_GE(releaser_done, released + irq);
+    EXPECT_LT(acquired, released + ns_to_ticks(1'000)) << "the waiter waited for the interrupt";
+    EXPECT_LT(read_at, ns_to_ticks(11'000));
   }
 }
 
