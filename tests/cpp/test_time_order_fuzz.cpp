@@ -69,6 +69,16 @@ Json smt_sockets() {
   return m;
 }
 
+// 8 sockets whose cross-LLC wake-ups queue the wakee on the target, whose
+// running task pays the IPI's handler (ipi_target, machine/ipi_queue.hpp).
+Json remote_wakeup_ipis() {
+  Json m = load_file(fs::path(SEMSIM_SOURCE_DIR) / "cpu_models/box-64.json");
+  m["name"] = "fuzz-remote-ipis";
+  set_cost(m, "ipi_target", 5'000);
+  m["os_noise"] = vm_guest()["os_noise"];
+  return m;
+}
+
 struct MachineFile {
   explicit MachineFile(const Json& doc)
       : path(fs::temp_directory_path() / ("semsim-fuzz-" + doc["name"].get<std::string>() + "-" +
@@ -122,7 +132,8 @@ TEST(TimeOrderFuzz, LongWakeupsAndInterruptsNeverBreakTheOrder) {
   const auto files = host_scenarios();
   ASSERT_GE(files.size(), 10u);
   int runs = 0;
-  for (const Json& m : {vm_guest(), vm_guest_no_store_buffer(), smt_sockets()}) {
+  for (const Json& m :
+       {vm_guest(), vm_guest_no_store_buffer(), smt_sockets(), remote_wakeup_ipis()}) {
     const MachineFile machine(m);
     for (const char* kernel : {"global_lock", "per_sem_lock_rc", "hysteresis"})
       for (int seed : {1, 2})
@@ -138,7 +149,7 @@ TEST(TimeOrderFuzz, LongWakeupsAndInterruptsNeverBreakTheOrder) {
           ++runs;
         }
   }
-  EXPECT_EQ(runs, 3 * 3 * 2 * static_cast<int>(files.size()));
+  EXPECT_EQ(runs, 4 * 3 * 2 * static_cast<int>(files.size()));
 }
 
 }  // namespace
