@@ -5,8 +5,9 @@
 //
 // Every search is deterministic (a fixed range of seeds and plans), so these
 // tests never flake; the budgets leave room for the first hit to move if the
-// machine model's costs change (today: the 3.10/3.11 race at seeds 123-151,
-// about one run in 250; the 3.12 race after about 15000 small schedules).
+// machine model's costs change (today, with the store buffer: the 3.10/3.11
+// race at mixed seeds 179-646, about one run in 400; the 3.12 race once in
+// about 500,000 small schedules).
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -17,11 +18,19 @@
 namespace semsim::ipc {
 namespace {
 
-// The searches' seeds and the planned interleavings below were found with every
-// store stalling until its line is here; the store buffer moves the race windows
-// (the seed-385 search no longer finds the 3.12 race), so these run without it
-// until the seeds are searched again with it.
+// The machine of the searches: test_machine()'s costs with its store buffer
+// (x86-TSO, machine/store_buffer.hpp), as every preset has one. The seeds and
+// budgets below were found on it.
 const config::MachineParams& machine() {
+  static const config::MachineParams m = test_machine(8);
+  return m;
+}
+
+// The named interleavings' machine: every store stalls until its line is here
+// (no store buffer), so a planned stall point lines up with the code's order
+// of stores and loads. On a store buffer the same points land at other dates
+// (the 3.12 plan below no longer meets C's section); the searches cover it.
+const config::MachineParams& in_order_machine() {
   static const config::MachineParams m = [] {
     config::MachineParams t = test_machine(8);
     t.store_buffer_entries = 0;
@@ -111,14 +120,17 @@ TEST(Explorer, FindsTheSemLockRaceOf310And311) {
 TEST(Explorer, FindsTheComplexCountRaceOf312To48) {
   const auto& p = gen("wait_array");
   // With every request served at its date the window is narrow: a search from
-  // seed 1 first finds it at seed 385, plan 710 (372,591 schedules, two
-  // minutes); the test searches from there so that it stays a CI test.
-  const auto s = search_small(p, machine(), 385, 5000);
+  // seed 1 first finds it at seed 508, plan 983 (492,495 schedules, ten minutes
+  // on a loaded host; mixed-workload seeds 1-100,000 do not find it); the test
+  // searches from there so that it stays a CI test.
+  const auto s = search_small(p, machine(), 508, 5000);
   ASSERT_TRUE(s.found);
   EXPECT_TRUE(has(s.result, Violation::Kind::Race)) << first_violation(s.result);
-  // A simple op beside an array-wide critical section.
-  EXPECT_NE(s.result.violations.front().what.find("held the array lock"), std::string::npos)
-      << first_violation(s.result);
+  // A simple op beside an array-wide critical section (either side may be the
+  // one caught changing a semaphore).
+  const std::string& what = s.result.violations.front().what;
+  EXPECT_NE(what.find("the array lock"), std::string::npos) << what;
+  EXPECT_NE(what.find(".lock"), std::string::npos) << what;
   report("complex_count race", p, s);
   expect_replays(p, s);
   // 3.19-4.8 (smp_rmb() instead of smp_mb()) carries it too: the same schedule.
@@ -139,7 +151,12 @@ TEST(Explorer, FindsNothingIn49AndLater) {
     const auto small = search_small(p, machine(), 1, 4000);
     EXPECT_FALSE(small.found) << id << " seed " << small.seed << " plan " << small.plan << ": "
                               << first_violation(small.result);
-    std::printf("[ explorer ] %s: nothing in %d + %d schedules\n", id, mixed.runs, small.runs);
+    // Where 3.12's race shows (seed 508's plans, the test above): clean here.
+    const auto near = search_small(p, machine(), 508, 2000);
+    EXPECT_FALSE(near.found) << id << " seed " << near.seed << " plan " << near.plan << ": "
+                             << first_violation(near.result);
+    std::printf("[ explorer ] %s: nothing in %d + %d + %d schedules\n", id, mixed.runs, small.runs,
+                near.runs);
   }
 }
 
@@ -181,7 +198,7 @@ int count_races(const char* id, const std::vector<ExploreOptions::Planned>& plan
   const Tick c_to = a_wakes_b ? c_from + 1 : 4000 * kTicksPerNs;
   for (Tick a = 0; a < 1500 * kTicksPerNs; a += a_step)
     for (Tick c = c_from; c < c_to; c += 100 * kTicksPerNs)
-      if (has(explore(gen(id), machine(), interleaving(a, c, plan, a_wakes_b)),
+      if (has(explore(gen(id), in_order_machine(), interleaving(a, c, plan, a_wakes_b)),
               Violation::Kind::Race))
         ++races;
   return races;
