@@ -332,7 +332,12 @@ void Scheduler::wake(Task& waker, Task& wakee) {
   const bool remote_queue = p.ipi_target > 0 && target != waker.cpu &&
                             topo_.coords(target).die != topo_.coords(waker.cpu).die;
   const Tick enqueue = std::min(p.rq_hold_wake, no_kick);
-  const Tick hold = remote_queue ? 0 : enqueue;
+  // A timer's wake-up (a calendar callback: no task of its own, so it cannot
+  // wait) takes the lock with one atomic at its date and is not modelled as
+  // holding it: a hold would be a request dated after the clock (assumption:
+  // the interrupt-context enqueue never waits for the lock).
+  const bool in_interrupt = waker.actor == nullptr;
+  const Tick hold = remote_queue || in_interrupt ? 0 : enqueue;
   rq_lock(waker, target, hold);
   rq_unlock(waker, target, hold);
   if (wakee.state != TaskState::Blocked) {

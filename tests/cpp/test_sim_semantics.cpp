@@ -512,6 +512,46 @@ TEST_P(EveryGeneration, TimeoutGivesEagainAtItsDate) {
   EXPECT_EQ(rig.kernel().sleepers().size(), 0u);
 }
 
+// A timeout's wake-up runs in the timer interrupt (a calendar callback, no task
+// of its own): it must not spin on the sleeper's rq->lock while a task holds it
+// (it has no fiber to wait on). Two tasks ping-pong on the sleeper's CPU, so its
+// rq->lock is held often; the timeouts sweep across their sections.
+TEST_P(EveryGeneration, ATimeoutWhileTheRunQueueLockIsHeldWakesTheSleeper) {
+  config::MachineParams m = machine();
+  m.rq_hold_wake = 300 * kTicksPerNs;
+  m.rq_hold_schedule = 400 * kTicksPerNs;
+  int timeouts = 0;
+  for (int i = 0; i < 40; ++i) {
+    Rig rig(policy(), m, 3, 1);
+    const Tick timeout = 20 * kTicksPerUs + i * 37 * kTicksPerNs;
+    int result = 1;
+    rig.add_task(
+        1,
+        [&](Rig& r, machine::Task& t) {
+          const Sembuf down{2, -1, 0};
+          result = r.kernel().semtimedop(t, {&down, 1}, timeout);
+        },
+        0);
+    for (int side = 0; side < 2; ++side)
+      rig.add_task(
+          2 + side,
+          [side](Rig& r, machine::Task& t) {
+            const Sembuf down{side, -1, 0};
+            const Sembuf up{1 - side, 1, 0};
+            if (side == 0) r.kernel().semop(t, {&up, 1});  // start the ball
+            for (int k = 0; k < 40; ++k) {
+              r.kernel().semop(t, {&down, 1});
+              r.kernel().semop(t, {&up, 1});
+            }
+          },
+          0);
+    ASSERT_NO_THROW(rig.run()) << "timeout " << timeout;
+    EXPECT_EQ(result, -EAGAIN);
+    timeouts += result == -EAGAIN;
+  }
+  EXPECT_EQ(timeouts, 40);
+}
+
 TEST_P(EveryGeneration, WakeupBeforeTheTimeoutWins) {
   Rig rig(policy(), machine(), 2, 1);
   int result = 1;
