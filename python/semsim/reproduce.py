@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import reproduce_locks
+from . import reproduce_locks, reproduce_swingbench
 
 # Published figures (seed files in ../shared/seeds/).
 SEED001_THREADS = [10, 20, 30, 40, 50, 60, 70, 80, 90, 100]
@@ -37,8 +37,6 @@ SEED000_PROFILE = {
     "split_queues": {"SYSC_semtimedop": 17.10, "ipc_obtain_object_check": 4.79, "_raw_spin_lock": 4.50},
 }
 SEED003_AIM9_CHANGE = -8.9  # % shared_memory ops/s, complex_mode vs wait_array (smp_rmb)
-SEED001_SWINGBENCH = {"users": [100, 400, 800], "global_lock": [8.74, 21.86, 84.35],
-                      "per_sem_lock": [3.17, 5.23, 7.39]}
 
 
 def run_all(docs: list[dict[str, Any]], workers: int | None = None,
@@ -229,54 +227,7 @@ def t3_evaluate(results: list[dict[str, Any]]) -> tuple[list[Check], list[str]]:
     return checks, rows
 
 
-# --- Target 4: swingbench-like contention, seed 001 --------------------------------------------------
-# Assumption (stated in the report): a DSS user is on a CPU about 10 % of the
-# time, so 100/400/800 users keep 10/40/80 tasks runnable on the 24 CPUs.
-SWINGBENCH_DUTY = 0.10
-
-
-def _swingbench_workload(tasks: int) -> dict[str, Any]:
-    """Users doing simple post/wait pairs on their own semaphore, with user
-    work between calls, and one semctl-like global-lock operation (a 2-sop
-    op, which takes the array lock as semctl_main does) every 20 calls."""
-    scripts = []
-    for t in range(tasks):
-        s = t % 256
-        simple = [{"sops": [[s, 1]], "think_ns": 2000}, {"sops": [[s, -1]], "think_ns": 2000}]
-        glob = [{"sops": [[s, 1], [s, -1]], "think_ns": 2000}]
-        scripts.append({"ops": simple * 9 + glob, "repeat": 0, "process": "own"})
-    return {"type": "custom", "semaphores": 256, "tasks": scripts, "pin": "unpinned"}
-
-
-def t4_scenarios(s: Settings) -> list[dict[str, Any]]:
-    docs = []
-    for kernel in ["global_lock", "per_sem_lock"]:
-        for users in SEED001_SWINGBENCH["users"]:
-            tasks = max(1, round(users * SWINGBENCH_DUTY))
-            docs.append(_doc("xeon-24", kernel, _swingbench_workload(tasks), tasks, s))
-    return docs
-
-
-def _contention(result: dict[str, Any]) -> float:
-    return 100.0 * float(result["points"][0]["cpu_breakdown"]["spin"]) / max(
-        1e-12, 1.0 - float(result["points"][0]["cpu_breakdown"]["idle"]))
-
-
-def t4_evaluate(results: list[dict[str, Any]]) -> tuple[list[Check], list[str]]:
-    g = [_contention(r) for r in results[:3]]
-    p = [_contention(r) for r in results[3:]]
-    checks = [
-        Check("global_lock: contention grows steeply with users", "8.7 -> 21.9 -> 84.4 %",
-              " -> ".join(f"{x:.1f} %" for x in g), g[0] < g[1] < g[2] and g[2] > 2 * g[0]),
-        Check("per_sem_lock: contention stays low", "3.2 -> 5.2 -> 7.4 %",
-              " -> ".join(f"{x:.1f} %" for x in p), max(p) < min(g[2], 0.5 * g[2])),
-    ]
-    rows = ["| users | global_lock pub | pred | per_sem_lock pub | pred |", "|---|---|---|---|---|"]
-    for i, u in enumerate(SEED001_SWINGBENCH["users"]):
-        rows.append(f"| {u} | {SEED001_SWINGBENCH['global_lock'][i]} % | {g[i]:.1f} % | "
-                    f"{SEED001_SWINGBENCH['per_sem_lock'][i]} % | {p[i]:.1f} % |")
-    return checks, rows
-
+# --- Target 4: swingbench DSS users, seed 001: python/semsim/reproduce_swingbench.py -----------------
 
 # --- Target 5: seed 002 predictions ------------------------------------------------------------------
 # The 3.11 change, and its parts as what-if kernels on per_sem_lock.
@@ -325,7 +276,8 @@ TARGETS = [
     Target("xeon24", "1. semop-multi on xeon-24 (seed 001)", t1_scenarios, t1_evaluate),
     Target("laptop4", "2. semop-multi 256/128 on laptop-4 (seed 000)", t2_scenarios, t2_evaluate),
     Target("aim9", "3. aim9 shared_memory on i3-ivybridge (seed 003)", t3_scenarios, t3_evaluate),
-    Target("swingbench", "4. swingbench-like contention on xeon-24 (seed 001)", t4_scenarios, t4_evaluate),
+    Target("swingbench", "4. swingbench DSS users on an 8-socket machine (seed 001)",
+           reproduce_swingbench.scenarios, reproduce_swingbench.evaluate),
     Target("seed002", "5. seed 002 predictions (3.11 moved sem_otime)", t5_scenarios, t5_evaluate),
     Target("locks", "6. mctop lock curves, opteron-48 and westmere-ex", reproduce_locks.scenarios,
            reproduce_locks.evaluate),

@@ -61,6 +61,16 @@ def test_aim9_hysteresis_recovers_the_fence(results):
     assert float(fence.predicted.rstrip(" %")) < 0, "the fence must cost something"
 
 
+def test_swingbench_global_lock_contention_grows_with_users(results):
+    c = _check(results["swingbench"], "global_lock: contention grows steeply")
+    assert c.passed, c.predicted
+
+
+# Users in post/wait rings make per_sem_lock's complex op (the semctl_main-like op, one
+# in 10 cycles, an assumption) wait for every one of the 800 per-semaphore locks under
+# the array lock: its contention grows with users as the global lock's does (75.8 %
+# against 7.4 % at 800 users). Strict: the day it passes, this mark must go.
+@pytest.mark.xfail(strict=True, reason="per_sem_lock's complex op scans every semaphore's lock")
 def test_swingbench_per_sem_lock_stays_below_global_lock(results):
     c = _check(results["swingbench"], "per_sem_lock: contention stays low")
     assert c.passed, c.predicted
