@@ -23,6 +23,23 @@
 // 3.10 queues (one list per sleeper) and struct sem with its lock (32 bytes).
 // The missed-wakeup fix came later (May 2013); it is on here so this
 // generation shows the locking alone ("missed_wakeup_fix": false for the bug).
+//
+// What the series ran on, where it differs from 3.10 as released:
+//  - The allocation header is 3.9's: ipc_rcu_alloc() puts HDRLEN_KMALLOC =
+//    max(sizeof(ipc_rcu_grace), sizeof(ipc_rcu_hdr)) = 16 bytes before the
+//    array (reference section 2.2, read in the 3.9.6 ipc/util.c) [assumption:
+//    Davidlohr's four patches and the rwlock patches left ipc_rcu_alloc()
+//    alone; the 24-byte struct ipc_rcu of per_sem_lock is read in 3.10.4,
+//    after the series]. With 16 bytes, sem_perm.seq (sma+40) lies on
+//    line 0 with the rwlock word: ipc_checkid()'s read of it, before the
+//    lock, is a read of the rwlock's line, which every reader's RMW has just
+//    taken away; and sem[0] and sem[1] (lock included) share line 2 with
+//    complex_count and sem_nsems.
+//  - No re-read of sem_perm.deleted once the lock is held: the semtimedop()
+//    of 3.9/3.10 goes from sem_lock() to the un->semid check and the
+//    operation (reference section 5.2); the re-check the model gives later
+//    generations (ipc_valid_object()) is not in that code. With the rwlock,
+//    that read would be one more miss on the hottest line.
 #include "ipc/kernel_policy.hpp"
 #include "ipc/sem_kernel.hpp"
 
@@ -35,6 +52,7 @@ KernelPolicy rwlock_policy() {
   p.description =
       "rwlock on the array (read for simple ops, write for complex ones) + per-semaphore lock";
   p.sem_lock = LockProtocol::RwLock;
+  p.header_bytes = 16;  // 3.9's ipc_rcu_alloc() header (HDRLEN_KMALLOC), see above
   return p;
 }
 
@@ -59,6 +77,8 @@ class RwLockGeneration final : public Generation {
     k.write_lock(t);
     return kGlobalLock;
   }
+
+  bool valid_object_after_lock() const override { return false; }  // see above
 
   void sem_unlock(SemKernel& k, Task& t, int locknum) override {
     if (locknum == kGlobalLock) {

@@ -533,7 +533,7 @@ int SemKernel::do_semtimedop(Task& t, std::span<const Sembuf> sops, const Tick* 
   int locknum = sem_lock(t, sops);
   if (gen_->lookup_under_lock())
     lookup_and_checks();
-  else
+  else if (gen_->valid_object_after_lock())
     read(t, Field::Perm);  // ipc_valid_object(): sem_perm.deleted
   if (sma_.deleted) {
     sem_unlock(t, locknum);

@@ -79,6 +79,9 @@ class Generation {
   virtual void newary(SemKernel& k) { (void)k; }
   // <= 3.9: the idr lookup and permission reads run under ipc_lock().
   virtual bool lookup_under_lock() const { return false; }
+  // Whether semtimedop() re-reads sem_perm.deleted once the lock is held
+  // (ipc_valid_object()); the March 2013 series' code did not.
+  virtual bool valid_object_after_lock() const { return true; }
   static constexpr int kGlobalLock = -1;
 };
 

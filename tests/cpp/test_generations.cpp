@@ -118,6 +118,7 @@ void expect_lines(const char* id, LineMap want) {
 TEST(Generations, LayoutsMatchTheCacheLineMap) {
   //               lock perm sec otime base pend nsems mode sem0 size
   expect_lines("global_lock", {0, 0, 1, 1, 1, 1, 2, -1, 2, 24});   // 3.9, header 16
+  expect_lines("rwlock", {0, 0, 1, 1, 1, 1, 2, -1, 2, 32});        // March 2013, header 16
   expect_lines("per_sem_lock", {0, 0, 1, 1, 1, 1, 2, -1, 2, 32});  // 3.10, header 24
   expect_lines("moved_otime", {1, 1, 1, -1, 2, 2, 2, -1, 3, 64});  // 3.11-4.7, header 64
   expect_lines("wait_array", {1, 1, 1, -1, 2, 2, 2, -1, 3, 64});
@@ -129,6 +130,13 @@ TEST(Generations, LayoutsMatchTheCacheLineMap) {
   EXPECT_EQ(line(l310, l310.complex_count), line(l310, l310.sems));
   EXPECT_EQ(line(l310, l310.sems + l310.sem_size), 2);
   EXPECT_EQ(line(l310, l310.sems + 2 * l310.sem_size - 1), 3);
+  // The March 2013 series on 3.9's 16-byte header: sem_perm.seq on the
+  // rwlock's line, and sem[1] (its lock too) on complex_count's line.
+  const ArrayLayout lrw = layout_for(gen("rwlock"));
+  EXPECT_EQ(lrw.sems, 16 + 128);
+  EXPECT_EQ(line(lrw, lrw.seq), line(lrw, lrw.lock));
+  EXPECT_EQ(line(lrw, lrw.sems + lrw.sem_size + lrw.sem_lock), line(lrw, lrw.complex_count));
+  EXPECT_NE(line(l310, l310.seq), line(l310, l310.lock));
   // split_queues: 48-byte unaligned struct sem, so semaphores straddle lines.
   const ArrayLayout ls = layout_for(gen("split_queues"));
   EXPECT_EQ(ls.sem_size, 48);

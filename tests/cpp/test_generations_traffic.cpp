@@ -114,6 +114,16 @@ TEST(Traffic, Rwlock2013) {
   EXPECT_EQ(count(ev, AccessKind::Rmw, Field::SemLock), 1);
   EXPECT_EQ(count(ev, AccessKind::Write, Field::SemLock), 1);
   EXPECT_EQ(array_lines(p, ev), (Lines{{0, {"A", "R"}}, {1, {"R", "W"}}, {2, {"R"}}}));
+  // The series' code (3.9-rc with Davidlohr Bueso's lockless lookup) on 3.9's
+  // 16-byte header: ipc_checkid()'s seq and ipcperms()'s fields are read on
+  // the rwlock's line before read_lock(); nothing re-reads sem_perm.deleted
+  // under the lock (gen_rwlock.cpp).
+  EXPECT_EQ(describe(ev),
+            "R:sem_perm.seq@0 R:sma->sem_nsems@2 R:sem_perm (deleted/perms)@0 "
+            "R:sem_perm.security@1 A:sem_perm.lock@0 R:sma->complex_count@2 A:sem->lock@2 "
+            "R:sma->sem_base@1 R:sem->semval@2 W:sem->semval@2 R:sma->complex_count@2 "
+            "R:sem->pending@2 R:sma->complex_count@2 W:sma->sem_otime@1 W:sem->lock@2 "
+            "A:sem_perm.lock@0");
 }
 
 TEST(Traffic, PerSemLock310) {
