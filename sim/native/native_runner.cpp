@@ -160,6 +160,7 @@ Json point_json(int threads, const std::vector<RunResult>& runs, const HostInfo&
   p["pin"] = s.workload.pin == Pinning::Pinned    ? "pinned"
              : s.workload.pin == Pinning::Compact ? "compact"
              : s.workload.pin == Pinning::Spread  ? "spread"
+             : s.workload.pin == Pinning::CoresFirst ? "cores-first"
                                                   : "unpinned";
   p["runs_to_completion"] = w.runs_to_completion(threads);
   p["repeats"] = runs.size();
