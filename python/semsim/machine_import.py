@@ -89,9 +89,6 @@ SMT_COMPUTE_SLOWDOWN = {
     ),
 }
 SMT_NOT_APPLICABLE = {"value": 1, "source": "not applicable: threads_per_core 1 (no SMT siblings)"}
-# smt_spin_slowdown (machine/smt.hpp): the same on every machine with SMT unless --costs-from has
-# one; none on a machine without SMT (the key is left out: not applicable).
-SMT_SPIN_SLOWDOWN = {"value": 0.0, "source": "SET BELOW"}
 _CYCLES_RE = re.compile(r"(\d+(?:\.\d+)?) cycles / (\d+(?:\.\d+)?) GHz\s*$")
 _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
 
@@ -446,9 +443,9 @@ def build_model(measured: Measured, o: Options) -> dict[str, Any]:
         model["switch_refill_process_ns"] = _carry_table(preset["switch_refill_process_ns"], o.costs_from,
                                                          same_machine, ghz)
     model["smt_compute_slowdown"] = _smt_slowdown(preset, o.costs_from, same_machine, T)
-    if T > 1:
+    if T > 1 and "smt_spin_slowdown" in preset:  # absent: as smt_compute_slowdown (machine/smt.hpp)
         model["smt_spin_slowdown"] = _smt_slowdown(preset, o.costs_from, same_machine, T,
-                                                   "smt_spin_slowdown", SMT_SPIN_SLOWDOWN)
+                                                   "smt_spin_slowdown")
     model["provenance"] = _provenance(measured, o, name, preset_path, cpu_map, full, notes, kept)
     return model
 

@@ -30,7 +30,9 @@ not in the mctop repository, so this is inferred, from the data and the repo:
  - the thread counts step by one socket's cores on both machines (20 = 2 x 10
    Westmere-EX cores, 6 = one Opteron die of 6), as a socket-by-socket policy
    gives; MCS drops 10 % from 20 to 40 threads (2 -> 4 sockets) and not from 40
-   to 80 (4 -> 8), as the hand-over distance does in latency order;
+   to 80 (4 -> 8): in latency order most of the growth of the mean hand-over
+   distance is from 2 sockets to 4 (the mean transfer of the .mct matrix goes
+   228 -> 329 -> 371 cycles for 2, 4, 8 sockets);
  - the backoff variants of the same files take their quanta from the MCTOP
    socket-level latencies (the file's header: backoff_socket / backoff_max),
    so the benchmark links libmctop, whose allocator (LPD-EPFL/mctop
@@ -40,7 +42,12 @@ not in the mctop repository, so this is inferred, from the data and the repo:
    matrix) would put 20 threads on all 8 sockets and leave the 20 -> 40 drop
    unexplained.
 Westmere points up to 80 threads run on westmere-ex-80 (no SMT), above on
-westmere-ex-160, whose first 80 cores-first CPUs are the same cores.
+westmere-ex-160, whose first 80 cores-first CPUs are the same cores. (mctop
+starts at the socket with the most local memory bandwidth and orders the others
+by bandwidth to it; from the .mct's bandwidth table that is socket 5, then its
+one-hop neighbours: 20 threads on two sockets one hop apart, as here.)
+Above 80 threads the lock's lines take smt_shared_l1 (machine/cache_line.hpp:
+siblings share their core's L1, a request rides a sibling's fill in flight).
 """
 from __future__ import annotations
 

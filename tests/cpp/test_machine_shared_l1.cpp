@@ -28,6 +28,8 @@ Tick ns(double v) { return ns_to_ticks(v); }
 // + 100 + 10 = 320), at 102 CPU 1, CPU 0's sibling. Shared: CPU 0's fill is in
 // flight, CPU 1's RMW rides it and takes the line from its sibling at the SMT
 // latency right after: 210 + 10 = 220, with no home-agent slot of its own.
+// (A request rides a sibling's fill only once, and only while nothing else is
+// queued does the core's own line serve a sibling without the home agent.)
 // Not shared: it queues behind CPU 2's and fetches from it: 320 + 100 + 10.
 TEST(SharedL1, ASiblingsRmwRidesTheCoresFillInFlight) {
   const auto topo = smt_topology();
@@ -40,6 +42,10 @@ TEST(SharedL1, ASiblingsRmwRidesTheCoresFillInFlight) {
     EXPECT_EQ(line.access(topo, 0, Access::Rmw, ns(100)), ns(210));
     EXPECT_EQ(line.access(topo, 2, Access::Rmw, ns(101)), ns(320));
     EXPECT_EQ(line.access(topo, 1, Access::Rmw, ns(102)), shared ? ns(220) : ns(430)) << shared;
+    // One request rides a fill: CPU 0's next RMW (at 103) queues behind CPU 2's
+    // and fetches from it: 320 + 100 + 10. Not shared: behind CPU 1's, from its
+    // sibling: 430 + 10 + 10.
+    EXPECT_EQ(line.access(topo, 0, Access::Rmw, ns(103)), shared ? ns(430) : ns(450)) << shared;
   }
 }
 
