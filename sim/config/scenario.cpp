@@ -185,9 +185,8 @@ WorkloadSpec parse_workload(const Json& w) {
   for (const auto& f : entry.fields) read_field(w, f, spec);
   if (const auto problem = entry.make(spec)->check()) fail(problem->field, problem->what);
   if (w.contains("pin")) {
-    const auto pin =
-        as_choice(w["pin"], "workload.pin",
-                  {"pinned", "unpinned", "compact", "spread", "cores-first"});
+    const auto pin = as_choice(w["pin"], "workload.pin",
+                               {"pinned", "unpinned", "compact", "spread", "cores-first"});
     spec.pin = pin == "pinned"        ? Pinning::Pinned
                : pin == "compact"     ? Pinning::Compact
                : pin == "spread"      ? Pinning::Spread

@@ -135,7 +135,7 @@ Tick CacheLine::access(const Topology& topo, int cpu, Access kind, Tick t, Tick 
   const Tick completed = done + (kind == Access::Rmw ? costs.atomic_rmw : 0);
   if (contention_.smt_shared_l1)
     core_fill_[static_cast<std::size_t>(topo.coords(cpu).core)] = {completed, cpu,
-                                                                    kind != Access::Read};
+                                                                   kind != Access::Read};
   return wrote(completed);
 }
 

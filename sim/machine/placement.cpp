@@ -28,8 +28,7 @@ std::vector<int> cores_first(const Topology& topo, const std::vector<int>& compa
     const int c = first_cpu[static_cast<std::size_t>(s)];
     return std::make_tuple(s == origin_socket ? 0 : 1, topo.transfer(origin, c), s);
   };
-  std::stable_sort(sockets.begin(), sockets.end(),
-                   [&](int a, int b) { return rank(a) < rank(b); });
+  std::stable_sort(sockets.begin(), sockets.end(), [&](int a, int b) { return rank(a) < rank(b); });
   // Hardware thread k of every core, socket by socket, before thread k + 1 of any.
   int threads = 1;
   for (int c : compact) threads = std::max(threads, topo.coords(c).smt + 1);

@@ -22,11 +22,10 @@
 // beside it -- its critical section -- slows down by a factor of its own
 // (an assumption, to be calibrated on the published Westmere-EX lock curves,
 // the same on every machine; no preset sets it yet, so it is
-// smt_compute_slowdown: cpu_models/README.md, westmere-ex-160). With k busy siblings of which some spin,
-// slowdown = 1 + sum over busy siblings of (factor - 1) / (threads_per_core - 1).
-// Whether a sibling spins is its current task's function when the pass starts
-// (the scheduler tells which task a CPU runs): a spin that starts or ends
-// within a pass is seen at the next one.
+// smt_compute_slowdown: cpu_models/README.md, westmere-ex-160). With k busy siblings of which some
+// spin, slowdown = 1 + sum over busy siblings of (factor - 1) / (threads_per_core - 1). Whether a
+// sibling spins is its current task's function when the pass starts (the scheduler tells which task
+// a CPU runs): a spin that starts or ends within a pass is seen at the next one.
 //
 // Time order: a charge covers a span of simulated time in which a sibling may
 // start or stop, so each CPU keeps a dated history of its busy/idle
