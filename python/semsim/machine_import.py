@@ -161,18 +161,19 @@ def _carry_table(param: dict[str, Any], preset: str, same_machine: bool, ghz: fl
     return {"value": table, "source": carried["source"]}
 
 
-def _smt_slowdown(preset: dict[str, Any], name: str, same_machine: bool, threads: int) -> dict[str, Any]:
-    """smt_compute_slowdown: none without SMT; the preset's where it has SMT; else the shared value."""
+def _smt_slowdown(preset: dict[str, Any], name: str, same_machine: bool, threads: int,
+                  key: str = "smt_compute_slowdown", shared: dict[str, Any] | None = None) -> dict[str, Any]:
+    """An SMT factor (`key`): none without SMT; the preset's where it has SMT; else the shared value."""
     if threads == 1:
         return dict(SMT_NOT_APPLICABLE)
-    param = preset.get("smt_compute_slowdown")
+    param = preset.get(key)
     if param is not None and preset.get("topology", {}).get("threads_per_core", 1) > 1:
         if same_machine:
             return dict(param)
         src = str(param["source"])
         body = src[len("assumption:"):].strip() if src.startswith("assumption:") else src
         return {"value": param["value"], "source": f"assumption: preset {name}'s value for another machine: {body}"}
-    return dict(SMT_COMPUTE_SLOWDOWN)
+    return dict(shared if shared is not None else SMT_COMPUTE_SLOWDOWN)
 
 
 def _time_slice(cpus: int) -> dict[str, Any]:
@@ -442,6 +443,9 @@ def build_model(measured: Measured, o: Options) -> dict[str, Any]:
         model["switch_refill_process_ns"] = _carry_table(preset["switch_refill_process_ns"], o.costs_from,
                                                          same_machine, ghz)
     model["smt_compute_slowdown"] = _smt_slowdown(preset, o.costs_from, same_machine, T)
+    if T > 1 and "smt_spin_slowdown" in preset:  # absent: as smt_compute_slowdown (machine/smt.hpp)
+        model["smt_spin_slowdown"] = _smt_slowdown(preset, o.costs_from, same_machine, T,
+                                                   "smt_spin_slowdown")
     model["provenance"] = _provenance(measured, o, name, preset_path, cpu_map, full, notes, kept)
     return model
 

@@ -14,9 +14,40 @@ Published figures: shared/reference/data/mctop_locks/mctop_lock_backoff_<host>.c
 backoff = no_backoff, tuples (threads, median, min, max) copied from the file.
 Setup not recorded there, so assumed: the delay between a release and the next
 acquire is 0 cycles ("hammered"); 4 protected lines stored into per critical
-section (libslock bmarks/stress_one.c DEFAULT_CL_ACCESS); placement compact
-(thread i on the i-th CPU in topology order, as pinning threads to CPUs in OS
-order does on these two machines, cores before SMT siblings on the Westmere).
+section (libslock bmarks/stress_one.c DEFAULT_CL_ACCESS).
+
+Placement: ``cores-first``, the mctop allocator's MCTOP_ALLOC_MIN_LAT_CORES
+(machine/placement.hpp): one hardware thread per core, socket by socket in
+increasing latency from the first, and only once all 80 Westmere-EX cores have
+one, their second hardware threads in the same order. The benchmark program is
+not in the mctop repository, so this is inferred, from the data and the repo:
+ - the published MCS curve on diassrv8 is flat from 40 to 80 threads (677 k,
+   675 k, 678 k) and falls from the first point above 80 (532 k at 100, 431 k
+   at 160), and TAS, TTAS and ticket all *rise* at 100 (31.7 k -> 39.3 k,
+   92 k -> 104 k, 190 k -> 196 k): 81+ is where threads first share a core,
+   so 80 threads are the 80 cores (with compact, siblings first, 20 threads
+   would already share 10 cores and 100 would fill only 5 sockets);
+ - the thread counts step by one socket's cores on both machines (20 = 2 x 10
+   Westmere-EX cores, 6 = one Opteron die of 6), as a socket-by-socket policy
+   gives; MCS drops 10 % from 20 to 40 threads (2 -> 4 sockets) and not from 40
+   to 80 (4 -> 8): in latency order most of the growth of the mean hand-over
+   distance is from 2 sockets to 4 (the mean transfer of the .mct matrix goes
+   228 -> 329 -> 371 cycles for 2, 4, 8 sockets);
+ - the backoff variants of the same files take their quanta from the MCTOP
+   socket-level latencies (the file's header: backoff_socket / backoff_max),
+   so the benchmark links libmctop, whose allocator (LPD-EPFL/mctop
+   include/mctop_alloc.h, src/mctop_alloc.c mctop_alloc_prep_min_lat with
+   smt_first < 0) places exactly this way; OS order (libslock's set_cpu(i),
+   Linux numbering cpu c on socket c mod 8 on this machine, per the .mct
+   matrix) would put 20 threads on all 8 sockets and leave the 20 -> 40 drop
+   unexplained.
+Westmere points up to 80 threads run on westmere-ex-80 (no SMT), above on
+westmere-ex-160, whose first 80 cores-first CPUs are the same cores. (mctop
+starts at the socket with the most local memory bandwidth and orders the others
+by bandwidth to it; from the .mct's bandwidth table that is socket 5, then its
+one-hop neighbours: 20 threads on two sockets one hop apart, as here.)
+Above 80 threads the lock's lines take smt_shared_l1 (machine/cache_line.hpp:
+siblings share their core's L1, a request rides a sibling's fill in flight).
 """
 from __future__ import annotations
 
@@ -57,6 +88,7 @@ LOCKS = ["tas", "ttas", "ticket", "mcs"]
 CRITICAL_CYCLES = 1000  # the files' header: critical=1000 (cycles assumed there)
 DELAY_CYCLES = 0        # assumption: not recorded
 KERNEL = "global_lock"  # unused by lock-stress (no sem.c); any generation id
+PLACEMENT = "cores-first"  # mctop's MCTOP_ALLOC_MIN_LAT_CORES: see the module's docstring
 
 
 def _machine(host: str, threads: int) -> str:
@@ -84,7 +116,7 @@ def scenarios(s: Any) -> list[dict[str, Any]]:
     docs = []
     for _host, lock, machine, ns in _groups():
         w = {"type": "lock-stress", "lock": lock, "critical_cycles": CRITICAL_CYCLES,
-             "delay_cycles": DELAY_CYCLES, "pin": "compact"}
+             "delay_cycles": DELAY_CYCLES, "pin": PLACEMENT}
         docs.append(_doc(machine, KERNEL, w, ns, s, precision=0))
     return docs
 

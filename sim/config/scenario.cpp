@@ -185,15 +185,16 @@ WorkloadSpec parse_workload(const Json& w) {
   for (const auto& f : entry.fields) read_field(w, f, spec);
   if (const auto problem = entry.make(spec)->check()) fail(problem->field, problem->what);
   if (w.contains("pin")) {
-    const auto pin =
-        as_choice(w["pin"], "workload.pin", {"pinned", "unpinned", "compact", "spread"});
-    spec.pin = pin == "pinned"    ? Pinning::Pinned
-               : pin == "compact" ? Pinning::Compact
-               : pin == "spread"  ? Pinning::Spread
-                                  : Pinning::Unpinned;
-    if ((spec.pin == Pinning::Compact || spec.pin == Pinning::Spread) && spec.type != "lock-stress")
-      fail("workload.pin", "compact and spread are lock-stress placements; " + spec.type +
-                               " allows pinned or unpinned");
+    const auto pin = as_choice(w["pin"], "workload.pin",
+                               {"pinned", "unpinned", "compact", "spread", "cores-first"});
+    spec.pin = pin == "pinned"        ? Pinning::Pinned
+               : pin == "compact"     ? Pinning::Compact
+               : pin == "spread"      ? Pinning::Spread
+               : pin == "cores-first" ? Pinning::CoresFirst
+                                      : Pinning::Unpinned;
+    if (spec.pin != Pinning::Pinned && spec.pin != Pinning::Unpinned && spec.type != "lock-stress")
+      fail("workload.pin", "compact, spread and cores-first are lock-stress placements; " +
+                               spec.type + " allows pinned or unpinned");
   }
   return spec;
 }

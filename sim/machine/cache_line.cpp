@@ -41,6 +41,13 @@ Tick CacheLine::access(const Topology& topo, int cpu, Access kind, Tick t, Tick 
     if (kind == Access::Rmw) busy_until_ = std::max(busy_until_, t + op_cost);
     return wrote(t + op_cost);
   }
+  // smt_shared_l1: the line in (or on its way to) this CPU's core serves it too.
+  if (contention_.smt_shared_l1) {
+    if (const Tick merged = shared_l1(topo, cpu, kind, t); merged >= 0) {
+      ++stats_.hits;
+      return wrote(merged);
+    }
+  }
   // A read the reader's inclusive LLC can serve: it has held a copy since
   // the last write, from the date it arrived; the home agent is not involved.
   const auto die = static_cast<std::size_t>(topo.coords(cpu).die);
@@ -125,7 +132,54 @@ Tick CacheLine::access(const Topology& topo, int cpu, Access kind, Tick t, Tick 
     owner_ = cpu;
     last_writer_ = cpu;
   }
-  return wrote(done + (kind == Access::Rmw ? costs.atomic_rmw : 0));
+  const Tick completed = done + (kind == Access::Rmw ? costs.atomic_rmw : 0);
+  if (contention_.smt_shared_l1)
+    core_fill_[static_cast<std::size_t>(topo.coords(cpu).core)] = {completed, cpu,
+                                                                   kind != Access::Read};
+  return wrote(completed);
+}
+
+// smt_shared_l1 (cache_line.hpp): a request rides its sibling's fill in flight
+// once: the fill serves the requests present when it arrives, and the line
+// leaves for the requests queued meanwhile, so the next one queues (a fill a
+// sibling already rode keeps its requester as -2 - cpu). With nothing queued,
+// a line the core owns or shares is a hit for either thread.
+Tick CacheLine::shared_l1(const Topology& topo, int cpu, Access kind, Tick t) {
+  const int core = topo.coords(cpu).core;
+  const auto ucore = static_cast<std::size_t>(core);
+  if (core_fill_.size() <= ucore) core_fill_.resize(ucore + 1);
+  CoreFill& f = core_fill_[ucore];
+  const bool ridden = f.cpu < -1;
+  const int by = ridden ? -2 - f.cpu : f.cpu;  // whose request the core's latest fill was
+  const bool sibling_fill = by >= 0 && by != cpu;
+  Tick from = -1;
+  int src = -1;
+  bool ride = false;
+  if (sibling_fill && f.done > t && !ridden && (kind == Access::Read || f.owns)) {
+    from = f.done, src = by, ride = true;  // in flight: ride the core's fill
+  } else if (busy_until_ > t) {
+    return -1;  // others' requests are queued: the line leaves the core for them first
+  } else if (owner_ >= 0 && owner_ != cpu && topo.coords(owner_).core == core) {
+    from = t, src = owner_;  // the core owns it: no home agent
+  } else if (kind == Access::Read && owner_ < 0 && sibling_fill &&
+             sharers_.test(static_cast<std::size_t>(by))) {
+    from = t, src = by;  // the core shares it: an L1 hit
+  } else {
+    return -1;
+  }
+  // A read or store hits the core's L1; an RMW takes the SMT latency (mctop's
+  // CAS ping-pong between siblings, the locked op included).
+  const Tick done = from + (kind == Access::Rmw ? topo.transfer(src, cpu) : topo.params().l1_hit);
+  if (kind != Access::Read) {
+    if (owner_ >= 0 && topo.coords(owner_).core == core) owner_ = cpu, last_writer_ = cpu;
+  } else if (owner_ < 0) {
+    sharers_.set(static_cast<std::size_t>(cpu));
+  }
+  // A ride takes no home-agent time of its own; a local RMW holds the line locked.
+  if (!ride && kind == Access::Rmw) busy_until_ = std::max(busy_until_, done);
+  const bool core_owns = owner_ >= 0 && topo.coords(owner_).core == core;
+  f = {done, ride ? -2 - cpu : cpu, kind != Access::Read || core_owns || (f.owns && f.done > t)};
+  return done;
 }
 
 }  // namespace semsim::machine

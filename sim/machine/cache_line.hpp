@@ -61,8 +61,14 @@ struct LineStats {
 //     miss keeps the line busy for this share of its transfer (the data still
 //     takes the whole transfer to arrive); ownership requests keep it busy
 //     for the whole transfer.
+//   smt_shared_l1: SMT siblings share their core's L1 (machine/smt.hpp): a
+//     request while a sibling's request for the line is in flight merges into
+//     it (one fill, the core's): it completes right after the sibling's, with
+//     no home-agent slot of its own (a read after any request, a store or RMW
+//     after one for ownership).
 struct LineContention {
   bool nearest_sharer = false;
+  bool smt_shared_l1 = false;
   double queue_factor = 0;
   double read_occupancy = 1;
   Tick llc_hit = 0;
@@ -88,10 +94,18 @@ struct LineContention {
 //     transfers with the queue made TAS too steep once reads pipeline;
 //   llc_hit = 0 (off): serving shared reads from the Westmere-EX's inclusive
 //     LLC (78 cycles, mctop_diassrv8.csv) made its ticket curve 50-120 % too
-//     flat.
+//     flat;
+//   smt_shared_l1 = true: structural, no parameter (the hardware threads of
+//     a core share its L1 data cache and its fill buffers: Intel 64 and IA-32
+//     Architectures Optimization Reference Manual, Intel Hyper-Threading
+//     Technology chapter [recalled, not verified here]); without it two
+//     siblings spinning on the lock's line took two home-agent slots per
+//     round, and TAS / TTAS on westmere-ex-160 came out 35-55 % too slow
+//     from 100 threads on (cores-first placement).
 inline LineContention calibrated_line_contention() {
   LineContention c;
   c.nearest_sharer = true;
+  c.smt_shared_l1 = true;
   c.read_occupancy = 0.5;
   return c;
 }
@@ -154,6 +168,14 @@ class CacheLine {
   std::deque<Tick> queued_done_;  // completion dates of requests still queued (queue_factor > 0)
   std::vector<Tick> llc_busy_;    // per die: until when its LLC is serving reads of the line
   std::vector<Tick> llc_ready_;  // per die: when its LLC got a copy since the last write (-1: none)
+  struct CoreFill {               // smt_shared_l1: the core's latest request for the line
+    Tick done = -1;               // when it completes
+    int cpu = -1;                 // whose
+    bool owns = false;            // it gets the line for ownership (a store or RMW)
+  };
+  std::vector<CoreFill> core_fill_;  // per core (global core index)
+  // smt_shared_l1's access through a sibling's fill or copy: its completion, or -1.
+  Tick shared_l1(const Topology& topo, int cpu, Access kind, Tick t);
 };
 
 }  // namespace semsim::machine

@@ -107,6 +107,9 @@ struct MachineParams {
   // How many times longer a hardware thread's compute-bound work takes while every
   // other hardware thread of its core is busy (machine/smt.hpp). 1: no sharing.
   double smt_compute_slowdown = 1.0;
+  // The same while the other hardware thread spins on a lock (machine/smt.hpp);
+  // below 1 (0): as smt_compute_slowdown.
+  double smt_spin_slowdown = 0.0;
 };
 
 // (socket, die, core, thread) of CPU `cpu` under the numbering of cpu_models/README.md

@@ -2,7 +2,19 @@
 //   compact: the i-th CPU in topology order -- SMT siblings of a core, then
 //     the cores of the die, then the dies of the socket, then the sockets;
 //   spread: one per socket in turn (thread i on socket i mod sockets), each
-//     socket filled in compact order.
+//     socket filled in compact order;
+//   cores-first: the mctop allocator's MCTOP_ALLOC_MIN_LAT_CORES (LPD-EPFL/mctop
+//     include/mctop_alloc.h: "Use physical cores first and once all of them
+//     have been used start using HWCs"; src/mctop_alloc.c
+//     mctop_alloc_prep_min_lat with smt_first < 0): one hardware thread of
+//     every core of the first socket, then of the other sockets in increasing
+//     latency from the first (ties: socket id), and once every core has one,
+//     the next hardware thread of each core in the same order. It is the
+//     placement of the published mctop lock curves (reproduce_locks.py says
+//     why). mctop starts at the socket with the most memory bandwidth and
+//     orders the others by bandwidth to it when the .mct has bandwidths; here
+//     the first socket and the latency order stand for both (the machine file
+//     has no bandwidths).
 #pragma once
 
 #include <string>
@@ -12,7 +24,7 @@
 
 namespace semsim::machine {
 
-enum class Placement { Compact, Spread };
+enum class Placement { Compact, Spread, CoresFirst };
 
 // The CPUs of the machine in placement order (all of them; thread i takes
 // element i mod cpus).

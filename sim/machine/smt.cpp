@@ -9,9 +9,11 @@ namespace semsim::machine {
 
 SmtCores::SmtCores(const Topology& topo)
     : factor_(topo.params().smt_compute_slowdown),
+      spin_factor_(topo.params().smt_spin_slowdown >= 1 ? topo.params().smt_spin_slowdown
+                                                        : topo.params().smt_compute_slowdown),
       threads_(topo.params().threads_per_core),
       cpus_(static_cast<std::size_t>(topo.cpus())) {
-  active_ = threads_ > 1 && factor_ != 1.0;
+  active_ = threads_ > 1 && (factor_ != 1.0 || spin_factor_ != 1.0);
   if (!active_) return;
   for (int a = 0; a < topo.cpus(); ++a)
     for (int b = 0; b < topo.cpus(); ++b)
@@ -22,6 +24,23 @@ SmtCores::SmtCores(const Topology& topo)
 double SmtCores::slowdown(int busy_siblings) const {
   if (busy_siblings <= 0 || threads_ < 2) return 1.0;
   return 1.0 + (factor_ - 1.0) * busy_siblings / (threads_ - 1);
+}
+
+double SmtCores::slowdown_at(int cpu, Tick t) const {
+  if (threads_ < 2) return 1.0;
+  double extra = 0;
+  for (int s : cpus_[static_cast<std::size_t>(cpu)].siblings)
+    if (busy_at(s, t)) extra += (spinning(s) ? spin_factor_ : factor_) - 1.0;
+  return 1.0 + extra / (threads_ - 1);
+}
+
+void SmtCores::set_task(int cpu, const Task* task) {
+  if (active_) cpus_[static_cast<std::size_t>(cpu)].task = task;
+}
+
+bool SmtCores::spinning(int cpu) const {
+  const Task* t = cpus_[static_cast<std::size_t>(cpu)].task;
+  return t != nullptr && t->cpu == cpu && category_of(t->func) == CpuCategory::Spin;
 }
 
 void SmtCores::set_busy(int cpu, bool busy, Tick date, Tick now) {
@@ -63,14 +82,14 @@ double SmtCores::work_in(int cpu, Tick a, Tick b) const {
   for (int s : sibs)
     for (const auto& [date, busy] : cpus_[static_cast<std::size_t>(s)].history)
       if (date > a && date < b) cuts.push_back(date);
-  if (cuts.empty()) return static_cast<double>(b - a) / slowdown(busy_siblings(cpu, a));
+  if (cuts.empty()) return static_cast<double>(b - a) / slowdown_at(cpu, a);
   std::sort(cuts.begin(), cuts.end());
   cuts.push_back(b);
   double work = 0;
   Tick from = a;
   for (Tick to : cuts) {
     if (to <= from) continue;
-    work += static_cast<double>(to - from) / slowdown(busy_siblings(cpu, from));
+    work += static_cast<double>(to - from) / slowdown_at(cpu, from);
     from = to;
   }
   return work;
@@ -81,7 +100,7 @@ void SmtCores::charge(Task& task, Tick d) {
   double left = static_cast<double>(d);
   me.reading_from = task.cursor;
   while (left >= 0.5) {
-    const Tick span = std::llround(left * slowdown(busy_siblings(task.cpu, task.cursor)));
+    const Tick span = std::llround(left * slowdown_at(task.cpu, task.cursor));
     if (span <= 0) break;
     task.work(span);  // returns at the span's end, after every event dated earlier
     const Tick end = task.cursor;

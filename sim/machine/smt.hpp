@@ -13,6 +13,20 @@
 // interconnect and the other cores, not by this core's issue slots (a thread
 // stalled on a miss leaves the core to its sibling: that is what SMT is for).
 //
+// Beside a spinner: while a sibling's task is spinning on a lock (it is in a
+// lock's acquisition: Func::RawSpinLock / RawReadLock / RawWriteLock, the Spin
+// category), its weight is `smt_spin_slowdown` instead of
+// `smt_compute_slowdown`: a spin loop re-issues its loads or locked RMWs of
+// the lock's line back to back (with PAUSE in libslock's loops), competing for
+// the core's load/store ports and for the line in the shared L1, so the holder
+// beside it -- its critical section -- slows down by a factor of its own
+// (an assumption, to be calibrated on the published Westmere-EX lock curves,
+// the same on every machine; no preset sets it yet, so it is
+// smt_compute_slowdown: cpu_models/README.md, westmere-ex-160). With k busy siblings of which some
+// spin, slowdown = 1 + sum over busy siblings of (factor - 1) / (threads_per_core - 1). Whether a
+// sibling spins is its current task's function when the pass starts (the scheduler tells which task
+// a CPU runs): a spin that starts or ends within a pass is seen at the next one.
+//
 // Time order: a charge covers a span of simulated time in which a sibling may
 // start or stop, so each CPU keeps a dated history of its busy/idle
 // transitions (as a cache line keeps the dates of its copies): a wake-up onto
@@ -51,22 +65,29 @@ class SmtCores {
   // Work that takes `d` on a core of its own, done by `task` on its CPU
   // (Task::charge() comes here when the task's CPU has siblings).
   void charge(Task& task, Tick d);
+  // `task` now runs on `cpu` (the scheduler's dispatch): whether it spins is read from it.
+  void set_task(int cpu, const Task* task);
 
   // The history's answers (for tests): how many siblings of `cpu` are busy at
   // `t`, and the work (in alone-time) a thread of `cpu` does in [a, b).
   int busy_siblings(int cpu, Tick t) const;
   double work_in(int cpu, Tick a, Tick b) const;
   double slowdown(int busy_siblings) const;
+  // The slowdown of `cpu`'s work at t: its busy siblings, spinning ones at the spin factor.
+  double slowdown_at(int cpu, Tick t) const;
 
  private:
   struct Cpu {
     std::deque<std::pair<Tick, bool>> history;  // (date, busy from then), dates increasing
     std::vector<int> siblings;                  // the other hardware threads of its core
     Tick reading_from = -1;                     // start of a charge in progress (-1: none)
+    const Task* task = nullptr;                 // the task it runs (or last ran)
   };
   bool busy_at(int cpu, Tick t) const;
+  bool spinning(int cpu) const;
   bool active_ = false;
   double factor_ = 1.0;
+  double spin_factor_ = 1.0;
   int threads_ = 1;
   std::vector<Cpu> cpus_;
 };

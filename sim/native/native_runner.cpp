@@ -157,10 +157,11 @@ Json point_json(int threads, const std::vector<RunResult>& runs, const HostInfo&
   for (const auto& label : w.point_labels(threads))
     std::visit([&](const auto& value) { p[label.key] = value; }, label.value);
   p["arrays"] = w.array_sizes(threads);
-  p["pin"] = s.workload.pin == Pinning::Pinned    ? "pinned"
-             : s.workload.pin == Pinning::Compact ? "compact"
-             : s.workload.pin == Pinning::Spread  ? "spread"
-                                                  : "unpinned";
+  p["pin"] = s.workload.pin == Pinning::Pinned       ? "pinned"
+             : s.workload.pin == Pinning::Compact    ? "compact"
+             : s.workload.pin == Pinning::Spread     ? "spread"
+             : s.workload.pin == Pinning::CoresFirst ? "cores-first"
+                                                     : "unpinned";
   p["runs_to_completion"] = w.runs_to_completion(threads);
   p["repeats"] = runs.size();
   p["ops_per_s"] = med.ops_per_s;

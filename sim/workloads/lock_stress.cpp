@@ -65,10 +65,11 @@ TaskBody lock_stress_task_body(SimContext& ctx, int index) {
   if (!ctx.workload_state)
     ctx.workload_state = std::make_shared<State>(spec.lockstress, ctx.topo, ctx.seed);
   auto state = std::static_pointer_cast<State>(ctx.workload_state);
-  if (state->order.empty() && (spec.pin == Pinning::Compact || spec.pin == Pinning::Spread))
-    state->order = machine::placement_order(ctx.topo, spec.pin == Pinning::Compact
-                                                          ? machine::Placement::Compact
-                                                          : machine::Placement::Spread);
+  if (state->order.empty() && spec.pin != Pinning::Pinned && spec.pin != Pinning::Unpinned)
+    state->order = machine::placement_order(
+        ctx.topo, spec.pin == Pinning::Compact  ? machine::Placement::Compact
+                  : spec.pin == Pinning::Spread ? machine::Placement::Spread
+                                                : machine::Placement::CoresFirst);
   return [&ctx, state, index](machine::Task& t) {
     auto& s = *state;
     if (!s.order.empty())  // before start(): the scheduler places a pinned task on home_cpu
@@ -95,21 +96,22 @@ WorkloadType lock_stress_type() {
   lock.kind = ParamField::Kind::Choice;
   lock.choices = {"ticket", "mcs", "tas", "ttas"};
   lock.set_text = [](WorkloadSpec& s, const std::string& v) { s.lockstress.lock = v; };
-  return {"lock-stress",
-          "one user-space lock (ticket, mcs, tas, ttas) hammered by N threads: critical_cycles of "
-          "work and data_lines stores under it, delay_cycles after; ops/s = acquisitions/s "
-          "(LPD libslock stress tests; pin compact or spread places threads in topology order)",
-          Pinning::Pinned,
-          {lock,
-           int_field("critical_cycles", 0, 1'000'000'000LL,
-                     [](WorkloadSpec& s, std::int64_t v) { s.lockstress.critical_cycles = v; }),
-           int_field("delay_cycles", 0, 1'000'000'000LL,
-                     [](WorkloadSpec& s, std::int64_t v) { s.lockstress.delay_cycles = v; }),
-           int_field("data_lines", 0, 64,
-                     [](WorkloadSpec& s, std::int64_t v) {
-                       s.lockstress.data_lines = static_cast<int>(v);
-                     })},
-          [](const WorkloadSpec& s) { return std::make_unique<const LockStress>(s); }};
+  return {
+      "lock-stress",
+      "one user-space lock (ticket, mcs, tas, ttas) hammered by N threads: critical_cycles of "
+      "work and data_lines stores under it, delay_cycles after; ops/s = acquisitions/s "
+      "(LPD libslock stress tests; pin compact, spread or cores-first places threads in topology "
+      "order)",
+      Pinning::Pinned,
+      {lock,
+       int_field("critical_cycles", 0, 1'000'000'000LL,
+                 [](WorkloadSpec& s, std::int64_t v) { s.lockstress.critical_cycles = v; }),
+       int_field("delay_cycles", 0, 1'000'000'000LL,
+                 [](WorkloadSpec& s, std::int64_t v) { s.lockstress.delay_cycles = v; }),
+       int_field(
+           "data_lines", 0, 64,
+           [](WorkloadSpec& s, std::int64_t v) { s.lockstress.data_lines = static_cast<int>(v); })},
+      [](const WorkloadSpec& s) { return std::make_unique<const LockStress>(s); }};
 }
 
 }  // namespace semsim::workloads

@@ -5,8 +5,8 @@
 // figure is ops_per_s = acquisitions per second, all threads. It exercises the
 // machine layer alone (no sem.c): the LPD-EPFL libslock stress tests
 // (bmarks/stress_one.c) behind the published mctop lock curves.
-// Threads of one process, pinned; placement "compact" / "spread"
-// (machine/placement.hpp) or the usual "pinned" (thread i on CPU i).
+// Threads of one process, pinned; placement "compact" / "spread" /
+// "cores-first" (machine/placement.hpp) or the usual "pinned" (thread i on CPU i).
 #pragma once
 
 #include <cstdint>

@@ -16,8 +16,9 @@
 namespace semsim {
 
 // How tasks are placed on CPUs.
-// Compact / Spread: lock-stress placements in topology order (machine/placement.hpp).
-enum class Pinning { Pinned, Unpinned, Compact, Spread };
+// Compact / Spread / CoresFirst: lock-stress placements in topology order
+// (machine/placement.hpp).
+enum class Pinning { Pinned, Unpinned, Compact, Spread, CoresFirst };
 
 struct WorkloadSpec {
   std::string type;                        // "semop-multi", "sem-scalebench", ... (registry.hpp)

@@ -4,7 +4,8 @@
 // of W takes 1.5 W while the sibling is busy (computing or spinning), W while
 // it is idle, W beside a busy CPU of another core; a sibling that starts in the
 // middle of a charge stretches only the rest of it; a sibling woken onto its
-// idle CPU counts from the date it runs, not from the wake-up. Then the
+// idle CPU counts from the date it runs, not from the wake-up; a sibling
+// spinning on a lock weighs smt_spin_slowdown instead. Then the
 // lock-curve effect: MCS on westmere-ex-160 in compact placement slows once
 // threads share cores: each holder beside a spinner takes the factor longer.
 #include <gtest/gtest.h>
@@ -108,6 +109,55 @@ TEST(Smt, ASpinningSiblingIsBusyAndItsWaitIsNotStretched) {
   });
   EXPECT_EQ(end[0], std::llround(kSlowdown * static_cast<double>(kW)));
   EXPECT_EQ(end[1], spin);
+}
+
+// A sibling spinning on a lock (its task in a lock's acquisition: the Spin
+// category) weighs smt_spin_slowdown instead: W beside it takes 2.5 W; a spin
+// factor below 1 (the default 0) falls back to the compute factor, 1.5 W. The
+// charge starts 10 ns in, after the spinner entered its lock function.
+TEST(Smt, ASiblingSpinningOnALockSlowsByTheSpinFactor) {
+  const Tick spin = 10 * kW, lead = ns_to_ticks(10);
+  for (const double spin_factor : {2.5, 0.0}) {
+    auto m = smt_machine();
+    m.smt_spin_slowdown = spin_factor;
+    const auto end = run_tasks(m, {0, 1}, [&](Task& t, machine::Scheduler& s, int i) {
+      s.start(t);
+      if (i == 0) {
+        t.advance_to(lead);
+        t.charge(kW);
+      } else {
+        machine::InFunc in(t, machine::Func::RawSpinLock);
+        t.advance_to(spin);
+      }
+    });
+    const double factor = spin_factor >= 1 ? spin_factor : kSlowdown;
+    EXPECT_EQ(end[0], lead + std::llround(factor * static_cast<double>(kW))) << spin_factor;
+    EXPECT_EQ(end[1], spin) << spin_factor;  // the spinner's own wait is not stretched
+  }
+}
+
+// The spin ends in the middle of the charge (the sibling computes after): the
+// pass that began beside the spinner ran at the spin factor, and time cannot
+// be given back, so the charge ends past the compute factor's length and at
+// most at the spin factor's (smt.hpp: a spin that ends within a pass).
+TEST(Smt, ASpinThatEndsMidChargeCountsTheComputeFactorAfter) {
+  auto m = smt_machine();
+  m.smt_spin_slowdown = 3.0;
+  const auto end = run_tasks(m, {0, 1}, [&](Task& t, machine::Scheduler& s, int i) {
+    s.start(t);
+    if (i == 0) {
+      t.advance_to(ns_to_ticks(10));
+      t.charge(kW);
+    } else {
+      {
+        machine::InFunc in(t, machine::Func::RawSpinLock);
+        t.advance_to(kW);
+      }
+      t.charge(10 * kW);  // computes from then on
+    }
+  });
+  EXPECT_GT(end[0], ns_to_ticks(10) + std::llround(kSlowdown * static_cast<double>(kW)));
+  EXPECT_LE(end[0], ns_to_ticks(10) + 3 * kW);
 }
 
 // The sibling starts at W/2, in the middle of a charge of W that began alone:
@@ -256,12 +306,15 @@ double mcs_ops(const config::MachineParams& m, int n) {
 TEST(Smt, McsHoldersBesideASpinnerTakeTheFactorLonger) {
   const auto m = config::load_machine("westmere-ex-160");
   ASSERT_GT(m.smt_compute_slowdown, 1.0);
+  // Every holder's sibling is an MCS waiter, spinning: the spin factor applies.
+  const double factor = m.smt_spin_slowdown >= 1 ? m.smt_spin_slowdown : m.smt_compute_slowdown;
   auto flat = m;
   flat.smt_compute_slowdown = 1.0;
+  flat.smt_spin_slowdown = 1.0;
   const double critical_ns = 1000 / m.clock_ghz;
   for (int n : {100, 160}) {
     const double with = mcs_ops(m, n), without = mcs_ops(flat, n);
-    const double want = 1e9 / without + (m.smt_compute_slowdown - 1) * critical_ns;
+    const double want = 1e9 / without + (factor - 1) * critical_ns;
     EXPECT_NEAR(1e9 / with, want, 0.05 * want) << n << " threads";
   }
 }
