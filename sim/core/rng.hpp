@@ -3,6 +3,12 @@
 // std::*_distribution differ between standard libraries, so every draw the
 // model makes goes through these few functions: same seed, same bytes, on any
 // platform.
+//
+// Every seed of the model goes into an Rng, and every draw the model makes is
+// uniform(), below() or exponential() (next() alone seeds one Rng from
+// another). So a run that made no draw did not depend on its seed: every seed
+// gives its bytes, and the driver copies it instead of running the others
+// (driver/simulate.cpp; the draws() counter, tests/cpp/test_seed_free.cpp).
 #pragma once
 
 #include <cmath>
@@ -32,17 +38,26 @@ class Rng {
   }
 
   // Uniform double in [0, 1) with 53 random bits.
-  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+  double uniform() {
+    ++draws_;
+    return static_cast<double>(next() >> 11) * 0x1.0p-53;
+  }
 
   // Uniform integer in [0, n), n > 0 (Lemire's multiply-shift, no modulo bias worth
   // mentioning for the small n the model uses).
   std::uint64_t below(std::uint64_t n) {
     __extension__ using u128 = unsigned __int128;  // GCC/Clang extension; -Wpedantic-clean
+    ++draws_;
     return static_cast<std::uint64_t>((static_cast<u128>(next()) * n) >> 64);
   }
 
   // Exponential variate with the given mean.
   double exponential(double mean) { return -mean * std::log1p(-uniform()); }
+
+  // The model's draws in this process since reset_draws() (one simulation runs
+  // at a time in a process).
+  static std::uint64_t draws() { return draws_; }
+  static void reset_draws() { draws_ = 0; }
 
   // An independent stream derived from this seed and a stream id.
   static Rng derive(std::uint64_t seed, std::uint64_t stream) {
@@ -59,6 +74,7 @@ class Rng {
     return z ^ (z >> 31);
   }
   std::uint64_t s_[4];
+  inline static std::uint64_t draws_ = 0;
 };
 
 }  // namespace semsim

@@ -23,6 +23,7 @@ ProgressHook& progress_hook() {
   return hook;
 }
 std::uint64_t runs_begun = 0;
+RunProgress last_run;  // the latest run's last report
 
 // Every task reports to the recorder; the locks get the kernel's names
 // (sma->sem_perm.lock, sem->lock[i]; with several arrays, sma[a]->...).
@@ -63,6 +64,17 @@ bool has_progress_hook() { return static_cast<bool>(progress_hook()); }
 
 void report_progress(const RunProgress& p) {
   if (progress_hook()) progress_hook()(p);
+}
+
+void report_copied_run() {
+  RunProgress p = last_run;
+  p.run = ++runs_begun;
+  p.done = 0;
+  p.finished = false;
+  report_progress(p);
+  p.done = last_run.done;
+  p.finished = true;
+  report_progress(p);
 }
 
 ProgressHook set_progress_hook(ProgressHook hook) {
@@ -197,6 +209,7 @@ Json run_point(const Scenario& scenario, const config::MachineParams& machine,
   progress.done = sim.now();
   progress.finished = true;
   report_progress(progress);
+  last_run = progress;
   if (trace != nullptr) trace->finish();
   Json point = stats.to_json();
   const workloads::OwnFigure figure = w.own_figure();

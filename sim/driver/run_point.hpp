@@ -32,6 +32,9 @@ ProgressHook set_progress_hook(ProgressHook hook);
 // whose reports come back through the caller: driver/simulate.cpp).
 bool has_progress_hook();
 void report_progress(const RunProgress& progress);
+// Reports a run that is not simulated because it is a copy of the latest one
+// (its seed made no difference): a start and an end, as the latest run's.
+void report_copied_run();
 
 // Statistics of one run's measurement window, as JSON (see report/). With a
 // recorder, the run's trace events also go there (the run itself is the same).

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <optional>
 #include <string_view>
 
 #include "core/errors.hpp"
@@ -111,12 +112,14 @@ class Pool {
       : tasks_(tasks), options_(options), outcomes_(tasks.size()) {}
   ~Pool() { kill_all(); }
 
-  std::vector<TaskOutcome> run(const std::vector<std::size_t>& order) {
-    std::size_t next = 0;
+  std::vector<TaskOutcome> run(const std::function<std::optional<std::size_t>()>& pick) {
     const std::size_t jobs = static_cast<std::size_t>(std::max(1, options_.jobs));
     while (true) {
-      while (next < order.size() && children_.size() < jobs && !(failed_ && options_.stop_on_error))
-        start(order[next++]);
+      while (children_.size() < jobs && !(failed_ && options_.stop_on_error)) {
+        const auto task = pick();
+        if (!task) break;
+        start(*task);
+      }
       if (children_.empty()) break;
       wait_once();
       if (options_.poll) options_.poll();
@@ -248,8 +251,21 @@ class Pool {
 std::vector<TaskOutcome> run_pool(const std::vector<std::function<Json()>>& tasks,
                                   const std::vector<std::size_t>& order,
                                   const PoolOptions& options) {
+  std::size_t next = 0;
+  return run_pool_picked(
+      tasks,
+      [&]() -> std::optional<std::size_t> {
+        if (next == order.size()) return std::nullopt;
+        return order[next++];
+      },
+      options);
+}
+
+std::vector<TaskOutcome> run_pool_picked(const std::vector<std::function<Json()>>& tasks,
+                                         const std::function<std::optional<std::size_t>()>& pick,
+                                         const PoolOptions& options) {
   Pool pool(tasks, options);  // its destructor ends the children an exception leaves
-  return pool.run(order);
+  return pool.run(pick);
 }
 
 }  // namespace semsim::driver

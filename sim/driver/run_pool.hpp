@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,5 +54,13 @@ struct PoolOptions {
 std::vector<TaskOutcome> run_pool(const std::vector<std::function<Json()>>& tasks,
                                   const std::vector<std::size_t>& order,
                                   const PoolOptions& options);
+
+// The same, with the next task chosen when a process is free: `pick` returns
+// the task to start, or none when no task is ready now (a task may become
+// ready in `finished`, when another ends). The pool ends when no task runs
+// and `pick` has none. A task never picked has ok == false and no error_type.
+std::vector<TaskOutcome> run_pool_picked(const std::vector<std::function<Json()>>& tasks,
+                                         const std::function<std::optional<std::size_t>()>& pick,
+                                         const PoolOptions& options);
 
 }  // namespace semsim::driver

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <filesystem>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
 #include "core/errors.hpp"
+#include "core/rng.hpp"
 #include "driver/run_point.hpp"
 #include "workloads/registry.hpp"
 
@@ -92,7 +94,141 @@ struct BatchRun {
   std::size_t index = 0;  // in runs_of(scenario)
   RunSpec spec;
   double cost = 0;
+  std::size_t leader = SIZE_MAX;  // the run of the point's first seed (SIZE_MAX: this is it)
 };
+
+// The runs of a scenario as BatchRuns: each point's first seed leads its others.
+void add_runs(std::vector<BatchRun>& runs, std::size_t s, const Scenario& scenario,
+              const config::MachineParams& machine) {
+  const auto specs = runs_of(scenario);
+  std::size_t leader = SIZE_MAX;
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const bool first = i == 0 || specs[i].point != specs[i - 1].point;
+    if (first) leader = runs.size();
+    runs.push_back({s, i, specs[i], estimated_cost(scenario, machine, specs[i].threads),
+                    first ? SIZE_MAX : leader});
+  }
+}
+
+// One run, and whether it made a random draw: without one, its seed made no
+// difference (core/rng.hpp), and every other seed of its point gives these bytes.
+Json checked_run(const Scenario& s, const config::MachineParams& m, const RunSpec& spec) {
+  Rng::reset_draws();
+  Json point = run_point(s, m, s.kernel, spec.threads, spec.seed);
+  Json out;
+  out["point"] = std::move(point);
+  out["seed_free"] = Rng::draws() == 0;
+  return out;
+}
+
+// Runs every run, `jobs` at a time in forked processes (in_process: here, one
+// after the other, an error propagating as raised), the longest ready run first, and tells
+// finished(i, outcome) of each (outcome.value: the run's point). A point's first seed leads: its
+// other seeds are ready once it has ended, and are not simulated at all when it made no random
+// draw: they get a copy of its point, the bytes they would have given. (The default scenario on
+// host-default is such a case: 12 runs, 4 distinct.) A follower of a failed leader is not run
+// either (outcome: ok false, no error_type): its index is later than the leader's, so the first
+// error of a scenario is the same.
+void run_runs(const std::vector<BatchRun>& runs, const std::vector<Scenario>& scenarios,
+              const std::vector<config::MachineParams>& machines, const SimulateOptions& options,
+              bool in_process, bool stop_on_error,
+              const std::function<void(std::size_t, const TaskOutcome&)>& finished) {
+  std::vector<std::vector<std::size_t>> followers(runs.size());
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    if (runs[i].leader != SIZE_MAX) followers[runs[i].leader].push_back(i);
+  auto unwrap = [](TaskOutcome o, bool& seed_free) {
+    seed_free = false;
+    if (o.ok) {
+      seed_free = o.value["seed_free"].get<bool>();
+      Json point = std::move(o.value["point"]);
+      o.value = std::move(point);
+    }
+    return o;
+  };
+  auto copy_of = [](const TaskOutcome& o, bool seed_free) {
+    TaskOutcome c;
+    if (o.ok && seed_free) c = o;  // else: not run
+    return c;
+  };
+  if (in_process) {
+    std::vector<TaskOutcome> outcomes(runs.size());
+    std::vector<char> seed_free(runs.size(), 0);
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      const BatchRun& r = runs[i];
+      if (r.leader != SIZE_MAX) {
+        const TaskOutcome& lead = outcomes[r.leader];
+        if (!lead.ok || seed_free[r.leader]) {
+          outcomes[i] = copy_of(lead, seed_free[r.leader] != 0);
+          if (outcomes[i].ok) report_copied_run();
+          finished(i, outcomes[i]);
+          continue;
+        }
+      }
+      // An error propagates from here as it was raised.
+      TaskOutcome& out = outcomes[i];
+      out.value = checked_run(scenarios[r.scenario], machines[r.scenario], r.spec);
+      out.ok = true;
+      bool free = false;
+      out = unwrap(std::move(out), free);
+      seed_free[i] = free;
+      finished(i, out);
+    }
+    return;
+  }
+  std::vector<std::function<Json()>> tasks;
+  for (const auto& r : runs)
+    tasks.push_back([&scenarios, &machines, r] {
+      return checked_run(scenarios[r.scenario], machines[r.scenario], r.spec);
+    });
+  std::vector<char> ready(runs.size(), 0), started(runs.size(), 0);
+  for (std::size_t i = 0; i < runs.size(); ++i) ready[i] = runs[i].leader == SIZE_MAX;
+  // The longest ready run first (ties: the earlier run), as longest_first() orders them.
+  auto pick = [&]() -> std::optional<std::size_t> {
+    std::optional<std::size_t> best;
+    for (std::size_t i = 0; i < runs.size(); ++i)
+      if (ready[i] && !started[i] && (!best || runs[i].cost > runs[*best].cost)) best = i;
+    if (best) started[*best] = 1;
+    return best;
+  };
+  PoolOptions pool;
+  pool.jobs = options.jobs;
+  pool.poll = options.poll;
+  pool.stop_on_error = stop_on_error;
+  std::vector<RunProgress> last(runs.size());
+  // Run numbers as the one-process path gives them: 1 + the run's place.
+  if (has_progress_hook())
+    pool.progress = [&last](std::size_t task, const RunProgress& p) {
+      RunProgress q = p;
+      q.run = task + 1;
+      last[task] = q;
+      report_progress(q);
+    };
+  pool.finished = [&](std::size_t task, const TaskOutcome& raw) {
+    bool free = false;
+    const TaskOutcome out = unwrap(raw, free);
+    finished(task, out);
+    for (std::size_t f : followers[task]) {
+      if (out.ok && !free) {
+        ready[f] = 1;
+        continue;
+      }
+      started[f] = 1;
+      const TaskOutcome copy = copy_of(out, free);
+      if (copy.ok && has_progress_hook()) {
+        RunProgress p = last[task];
+        p.run = f + 1;
+        p.done = 0;
+        p.finished = false;
+        report_progress(p);
+        p.done = last[task].done;
+        p.finished = true;
+        report_progress(p);
+      }
+      finished(f, copy);
+    }
+  };
+  run_pool_picked(tasks, pick, pool);
+}
 
 [[noreturn]] void rethrow(const TaskOutcome& out, const std::string& where) {
   const std::string text = where.empty() ? out.message : where + ": " + out.message;
@@ -105,49 +241,23 @@ std::string run_name(const RunSpec& spec) {
   return "threads=" + std::to_string(spec.threads) + " seed=" + std::to_string(spec.seed);
 }
 
-std::vector<std::size_t> longest_first(const std::vector<BatchRun>& runs) {
-  std::vector<std::size_t> order(runs.size());
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t a, std::size_t b) { return runs[a].cost > runs[b].cost; });
-  return order;
-}
-
 }  // namespace
 
 Json simulate(const Scenario& scenario, const SimulateOptions& options) {
-  const auto machine = config::load_machine(scenario.machine);
+  const std::vector<Scenario> scenarios{scenario};
+  const std::vector<config::MachineParams> machines{config::load_machine(scenario.machine)};
   const auto specs = runs_of(scenario);
-  std::vector<Json> results;
-  if (options.jobs <= 1 || specs.size() <= 1) {
-    for (const auto& spec : specs)
-      results.push_back(run_point(scenario, machine, scenario.kernel, spec.threads, spec.seed));
-    return assemble(scenario, machine, results);
-  }
   std::vector<BatchRun> runs;
-  std::vector<std::function<Json()>> tasks;
-  for (std::size_t i = 0; i < specs.size(); ++i) {
-    runs.push_back({0, i, specs[i], estimated_cost(scenario, machine, specs[i].threads)});
-    tasks.push_back([&scenario, &machine, spec = specs[i]] {
-      return run_point(scenario, machine, scenario.kernel, spec.threads, spec.seed);
-    });
-  }
-  PoolOptions pool;
-  pool.jobs = options.jobs;
-  pool.poll = options.poll;
-  // Run numbers as the one-process path gives them: 1 + the run's place.
-  if (has_progress_hook())
-    pool.progress = [](std::size_t task, const RunProgress& p) {
-      RunProgress q = p;
-      q.run = task + 1;
-      report_progress(q);
-    };
-  auto outcomes = run_pool(tasks, longest_first(runs), pool);
+  add_runs(runs, 0, scenario, machines[0]);
+  std::vector<TaskOutcome> outcomes(runs.size());
+  run_runs(runs, scenarios, machines, options, options.jobs <= 1 || runs.size() <= 1, true,
+           [&](std::size_t i, const TaskOutcome& o) { outcomes[i] = o; });
   for (std::size_t i = 0; i < outcomes.size(); ++i)
     if (!outcomes[i].ok && !outcomes[i].error_type.empty())
       rethrow(outcomes[i], run_name(specs[i]));
+  std::vector<Json> results;
   for (auto& out : outcomes) results.push_back(std::move(out.value));
-  return assemble(scenario, machine, results);
+  return assemble(scenario, machines[0], results);
 }
 
 std::vector<TaskOutcome> simulate_batch(const std::vector<Scenario>& scenarios,
@@ -164,27 +274,15 @@ std::vector<TaskOutcome> simulate_batch(const std::vector<Scenario>& scenarios,
       out[s].error_type = "InputError", out[s].message = e.what();
       continue;
     }
-    const auto specs = runs_of(scenarios[s]);
-    for (std::size_t i = 0; i < specs.size(); ++i)
-      runs.push_back({s, i, specs[i], estimated_cost(scenarios[s], machines[s], specs[i].threads)});
-    left[s] = specs.size();
+    add_runs(runs, s, scenarios[s], machines[s]);
+    left[s] = runs_of(scenarios[s]).size();
   }
-  std::vector<std::function<Json()>> tasks;
-  for (const auto& r : runs)
-    tasks.push_back([&scenarios, &machines, r] {
-      const Scenario& s = scenarios[r.scenario];
-      return run_point(s, machines[r.scenario], s.kernel, r.spec.threads, r.spec.seed);
-    });
   std::vector<std::vector<Json>> results(scenarios.size());
   for (std::size_t s = 0; s < scenarios.size(); ++s) results[s].resize(left[s]);
   // The first error of a scenario's runs, in runs_of() order (not in the
   // order they happened to end): the same message whatever `jobs` is.
   std::vector<std::size_t> error_at(scenarios.size(), SIZE_MAX);
-  PoolOptions pool;
-  pool.jobs = std::max(1, options.jobs);
-  pool.poll = options.poll;
-  pool.stop_on_error = false;  // other scenarios go on
-  pool.finished = [&](std::size_t task, const TaskOutcome& o) {
+  auto finished = [&](std::size_t task, const TaskOutcome& o) {
     const BatchRun& r = runs[task];
     if (o.ok) {
       results[r.scenario][r.index] = o.value;
@@ -210,7 +308,10 @@ std::vector<TaskOutcome> simulate_batch(const std::vector<Scenario>& scenarios,
     }
     if (left[s] == 0 && done) done(s);
   }
-  run_pool(tasks, longest_first(runs), pool);
+  // In forked processes even one at a time: a run that crashes ends only its own.
+  SimulateOptions pool = options;
+  pool.jobs = std::max(1, options.jobs);
+  run_runs(runs, scenarios, machines, pool, false, false, finished);
   return out;
 }
 
