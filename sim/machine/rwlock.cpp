@@ -91,11 +91,19 @@ void RwLock::read_unlock(const Topology& topo, Task& task) {
     readers_.erase(it);
   }
   --task.lock_depth;
-  rmw(topo, task, *line_);     // lock incl
-  if (line_spinning_) return;  // the waiters see it themselves
+  if (line_spinning_) {
+    rmw(topo, task, *line_);  // lock incl: the waiters see it themselves
+    return;
+  }
+  // A grant is dated at the RMW's completion: the interruptions of the wait are
+  // paid after it (Task::wait_until).
+  const Tick done = issue_rmw(topo, task, *line_);  // lock incl
+  const Tick waited_from = task.cursor;
+  task.wait_until(done);
   // Readers that left while our RMW was in flight may have granted it already.
   if (readers_.empty() && writer_ == nullptr && !waiting_writers_.empty())
     grant_writer(topo, task.cursor);
+  task.interrupts_after_wait(waited_from);
 }
 
 void RwLock::write_lock(const Topology& topo, Task& task) {
@@ -129,8 +137,16 @@ void RwLock::write_unlock(const Topology& topo, Task& task) {
     rmw(topo, task, *line_);  // lock add
     return;
   }
-  rmw(topo, task, *line_);  // lock add RW_LOCK_BIAS
-  const Tick released = task.cursor;
+  // The waiters get in from the RMW's completion; the interruptions of the wait
+  // are paid after their grants (Task::wait_until).
+  const Tick done = issue_rmw(topo, task, *line_);  // lock add RW_LOCK_BIAS
+  const Tick waited_from = task.cursor;
+  task.wait_until(done);
+  hand_on(topo, task, task.cursor);
+  task.interrupts_after_wait(waited_from);
+}
+
+void RwLock::hand_on(const Topology& topo, Task& task, Tick released) {
   writer_ = nullptr;
   if (!waiting_readers_.empty()) {
     // Reader preference: every spinning reader retries its decrement; the

@@ -98,6 +98,9 @@ class RwLock {
     Tick since;  // when it got in
   };
   void grant_writer(const Topology& topo, Tick from);
+  // write_unlock(): the waiting readers, or else the next writer, get in from
+  // `released` (the releaser's cursor is at its RMW's completion, nothing run past it).
+  void hand_on(const Topology& topo, Task& task, Tick released);
   void read_lock_on_line(const Topology& topo, Task& task);
   void write_lock_on_line(const Topology& topo, Task& task);
 

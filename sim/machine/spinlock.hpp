@@ -136,8 +136,9 @@ class Spinlock {
   void oracle_unlock(Task& task);
   void lock_on_line(const Topology& topo, Task& task);
   void unlock_on_line(const Topology& topo, Task& task);
-  // Passes the lock on from a release visible at `released` (unlock()).
-  void hand_off(const Topology& topo, Task& task, Tick released);
+  // unlock(): the lock goes to the next waiter, or is free, from `released`
+  // (the releaser's cursor is at its store's issue end, nothing run past it).
+  void hand_on(const Topology& topo, Task& task, Tick released);
   LockKind kind_;
   CacheLine* line_;
   Rng rng_;
@@ -148,8 +149,8 @@ class Spinlock {
   Task* holder_ = nullptr;
   Tick acquired_at_ = 0;
   const Task* handed_by_ = nullptr;  // the releaser of the latest hand-off (for the trace)
-  Tick free_at_ = 0;                 // the last release with nobody waiting is visible from here
-  int freed_by_ = -1;                // on this CPU
+  Tick free_at_ = 0;   // the last release with nobody waiting is visible from here
+  int freed_by_ = -1;  // on this CPU
   std::deque<Waiter> waiters_;
   LockStats stats_;
   Tick oracle_serial_ = 0, oracle_per_waiter_ = 0;

@@ -105,6 +105,12 @@ double CpuBreakdown::idle_share() const {
   return total > 0 ? static_cast<double>(idle) / static_cast<double>(total) : 0.0;
 }
 
+void Task::resumed_in_the_past() const {
+  throw SimulationError("time order: task " + std::to_string(id) + " resumed at " +
+                        std::to_string(ticks_to_ns(cursor)) + " ns, before the clock at " +
+                        std::to_string(ticks_to_ns(actor->now())) + " ns");
+}
+
 CpuBreakdown breakdown_of(const FuncTimes& times, Tick elapsed) {
   CpuBreakdown b;
   for (int f = 0; f < kFuncCount; ++f)
@@ -113,12 +119,6 @@ CpuBreakdown breakdown_of(const FuncTimes& times, Tick elapsed) {
   const Tick busy = b.busy_total();
   b.idle = elapsed > busy ? elapsed - busy : 0;
   return b;
-}
-
-void Task::stale_resume() const {
-  throw SimulationError("time order: task " + std::to_string(id) + " resumed at " +
-                        std::to_string(ticks_to_ns(cursor)) + " ns, before the clock (" +
-                        std::to_string(ticks_to_ns(actor->now())) + " ns)");
 }
 
 }  // namespace semsim::machine

@@ -145,15 +145,29 @@ struct Task {
   // Wait until t (if later: spinning, a cache-line stall), the gap counted as the
   // current function; an interruption in the wait delays only what runs past t.
   void advance_to(Tick t) {
-    if (t <= cursor) return;
     const Tick from = cursor;
-    account(func, t - cursor);
+    wait_until(t);
+    interrupts_after_wait(from);
+  }
+  // advance_to() in two steps, for a wait whose end the caller acts on (a release
+  // seen at its date hands the lock on): wait_until(t) ends exactly at t, with
+  // every event dated before t run and none after; interrupts_after_wait(from),
+  // called once the caller has acted at t, pays the interruptions that landed in
+  // the wait [from, t) and run past t. They delay this task's next steps, not the
+  // event it waited for: a hand-off dated from t stays at t, never behind the
+  // clock that the interruption moved on (Task::resume_at_cursor's check).
+  void wait_until(Tick t) {
+    if (t > cursor) account(func, t - cursor);
+  }
+  void interrupts_after_wait(Tick from) {
+    const Tick until = cursor;
+    if (until <= from) return;
     if (noise != nullptr) {
-      const Tick over = noise->past_wait(from, t);
+      const Tick over = noise->past_wait(from, until);
       if (over > 0) account(Func::Interrupt, over);
     }
     if (ipis != nullptr) {
-      const Tick over = ipis->past_wait(from, t);
+      const Tick over = ipis->past_wait(from, until);
       if (over > 0) account(Func::Interrupt, over);
     }
   }
@@ -183,14 +197,15 @@ struct Task {
   }
   // A parked task runs again at its cursor (dated by whoever wakes it, after
   // any interruption that landed in its wait): never earlier, or its next
-  // request would be dated after others it has not seen yet.
-  // A date behind the clock would be a request dated before events already
-  // served: a time-order fault (machine/task.cpp).
+  // request would be dated after others it has not seen yet. A cursor behind
+  // the clock is a bug of the caller (it dated the task from a date it waited
+  // past, e.g. with advance_to() instead of wait_until()): a time-order error
+  // here, not a line's fault later or a silently wrong date.
   void resume_at_cursor() {
-    if (cursor < actor->now()) stale_resume();
+    if (cursor < actor->now()) resumed_in_the_past();
     actor->unpark_at(cursor);
   }
-  [[noreturn]] void stale_resume() const;
+  [[noreturn]] void resumed_in_the_past() const;  // machine/task.cpp
   // An explicit point of order (e.g. before publishing a flag).
   void sync() {
     if (actor != nullptr) actor->wait_turn(cursor);
