@@ -149,8 +149,8 @@ class Spinlock {
   Task* holder_ = nullptr;
   Tick acquired_at_ = 0;
   const Task* handed_by_ = nullptr;  // the releaser of the latest hand-off (for the trace)
-  Tick free_at_ = 0;   // the last release with nobody waiting is visible from here
-  int freed_by_ = -1;  // on this CPU
+  Tick free_at_ = 0;                 // the last release with nobody waiting is visible from here
+  int freed_by_ = -1;                // on this CPU
   std::deque<Waiter> waiters_;
   LockStats stats_;
   Tick oracle_serial_ = 0, oracle_per_waiter_ = 0;

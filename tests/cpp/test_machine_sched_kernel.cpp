@@ -1,6 +1,9 @@
 // The scheduler's kernel mechanisms of the presets (issue 19, item 4):
 //  - a wake-up from another last-level cache costs the busy target CPU the IPI's
 //    handler (ipi_target); one within the cache does not;
+//  - that handler, landing in a lock holder's release, delays the releaser and not
+//    the hand-off, and never dates the next owner behind the clock (the time-order
+//    fault it caused: Task::wait_until);
 //  - rq->lock is a spinlock with a hold (rq_hold_wake): two wakers that target one
 //    run queue at once serialise by the hold;
 //  - newidle balancing is gated as CFS gates it (migration_cost,
@@ -10,11 +13,15 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "config/machine_config.hpp"
+#include "machine/rwlock.hpp"
 #include "machine/scheduler.hpp"
+#include "machine/spinlock.hpp"
+#include "machine/store_buffer.hpp"
 #include "test_machine_harness.hpp"
 
 namespace semsim {
@@ -106,6 +113,122 @@ TEST(MachineSchedKernel, ACrossLlcWakeChargesTheBusyTargetTheIpiASameLlcOneDoesN
       EXPECT_EQ(with.waker_cost, without.waker_cost - hold);
     }
   }
+}
+
+// A release while the holder's CPU owes an IPI handler. Four CPUs, two last-level
+// caches ({0, 1}, {2, 3}): sleeper D and holder A on CPU 0, contender B on CPU 1,
+// waker C on CPU 2, whose wake-up of D at 5 us queues D behind A and posts the IPI
+// to CPU 0 (at about 24 us, after the waker's cost), bystander E on CPU 3. A releases
+// at 30 us: the handler, still unpaid, runs in A's release and past it (3 us). B
+// gets the lock from the release; right after, B and E (at 31.5 us, inside A's
+// handler) each read line L. Before the fix A paid the handler before handing on,
+// the clock passed 31.5 us, and B was dated at the hand-off behind it: L got B's
+// request after E's later one (a time-order fault); the rwlock dated the hand-off
+// after the handler.
+struct ReleaseUnderIpi {
+  Tick unlock_at = 0, releaser_after = 0, next_owner_at = 0, target_irq = 0;
+};
+template <class Lock, class Unlock>
+ReleaseUnderIpi release_under_ipi(Tick ipi, bool store_buffer, Lock lock, Unlock unlock) {
+  auto params = base_machine(4);
+  if (!store_buffer) params.store_buffer_entries = 0;
+  params.dies_per_socket = 2;
+  params.cores_per_die = 2;
+  params.lat_same_socket = ns_to_ticks(100);
+  params.ipi_target = ipi;
+  machine::Topology topo(params);
+  Scheduler sched(topo);
+  machine_test::TaskSet set;
+  machine::CacheLine other("L");
+  ReleaseUnderIpi out;
+  out.unlock_at = ns_to_ticks(30000);
+  Task& sleeper = set.add(0, [&](Task& t) {
+    sched.start(t);
+    sched.block(t);
+    sched.exit(t);
+  });
+  set.add(0, [&](Task& t) {  // runs once D sleeps
+    sched.start(t);
+    lock(topo, t);
+    t.idle_until(out.unlock_at);
+    t.sync();
+    unlock(topo, t);
+    out.releaser_after = t.cursor;
+    sched.exit(t);
+  });
+  set.add(1, [&](Task& t) {
+    sched.start(t);
+    t.idle_until(ns_to_ticks(5000));
+    t.sync();
+    lock(topo, t);
+    out.next_owner_at = t.cursor;
+    machine::load(topo, t, other);
+    sched.exit(t);
+  });
+  set.add(2, [&](Task& t) {
+    sched.start(t);
+    t.idle_until(ns_to_ticks(5000));
+    t.sync();
+    sched.wake(t, sleeper);
+    sched.exit(t);
+  });
+  set.add(3, [&](Task& t) {
+    sched.start(t);
+    t.idle_until(ns_to_ticks(31500));
+    t.sync();
+    machine::load(topo, t, other);
+    sched.exit(t);
+  });
+  set.sim.run();
+  out.target_irq = sched.cpu(0).time[static_cast<std::size_t>(Func::Interrupt)];
+  return out;
+}
+
+void expect_the_handler_delays_only_the_releaser(const ReleaseUnderIpi& without,
+                                                 const ReleaseUnderIpi& with, Tick ipi) {
+  EXPECT_EQ(without.target_irq, 0);
+  // The IPI came before the release: its handler runs from the release's start.
+  EXPECT_EQ(with.releaser_after, with.unlock_at + ipi);
+  EXPECT_EQ(with.target_irq, with.releaser_after - without.releaser_after);
+  // The next owner sees the release when it happens, handler or not.
+  EXPECT_EQ(with.next_owner_at, without.next_owner_at);
+  EXPECT_LT(with.next_owner_at, ns_to_ticks(31500));
+}
+
+TEST(MachineSchedKernel, AnIpiHandlerInASpinlockReleaseDelaysTheReleaserNotTheHandOff) {
+  const Tick ipi = ns_to_ticks(3000);
+  for (bool buffered : {true, false}) {
+    SCOPED_TRACE(buffered ? "store buffer" : "no store buffer");
+    std::unique_ptr<machine::CacheLine> line;
+    std::unique_ptr<machine::Spinlock> spin;
+    const auto run = [&](Tick ipi_target) {
+      line = std::make_unique<machine::CacheLine>("lock");
+      spin = std::make_unique<machine::Spinlock>(machine::LockKind::Ticket, line.get(), 7);
+      return release_under_ipi(
+          ipi_target, buffered,
+          [&](const machine::Topology& topo, Task& t) { spin->lock(topo, t); },
+          [&](const machine::Topology& topo, Task& t) { spin->unlock(topo, t); });
+    };
+    const auto without = run(0);
+    const auto with = run(ipi);
+    expect_the_handler_delays_only_the_releaser(without, with, ipi);
+  }
+}
+
+TEST(MachineSchedKernel, AnIpiHandlerInARwlockReleaseDelaysTheReleaserNotTheHandOff) {
+  const Tick ipi = ns_to_ticks(3000);
+  std::unique_ptr<machine::CacheLine> line;
+  std::unique_ptr<machine::RwLock> rw;
+  const auto run = [&](Tick ipi_target) {
+    line = std::make_unique<machine::CacheLine>("rwlock");
+    rw = std::make_unique<machine::RwLock>(line.get(), 7);
+    return release_under_ipi(
+        ipi_target, true, [&](const machine::Topology& topo, Task& t) { rw->write_lock(topo, t); },
+        [&](const machine::Topology& topo, Task& t) { rw->write_unlock(topo, t); });
+  };
+  const auto without = run(0);
+  const auto with = run(ipi);
+  expect_the_handler_delays_only_the_releaser(without, with, ipi);
 }
 
 // Two wakers on CPUs 1 and 2 wake, at the same date, one sleeper each on CPU 0 (busy
