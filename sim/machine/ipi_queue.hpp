@@ -10,6 +10,12 @@
 // that date already (its cursor is ahead, waiting in the calendar): its next charge
 // or wait pays the handler then, late by at most that chunk, so the dates of its
 // later requests are right but the chunk itself is not split (an assumption).
+// A handler that lands in a wait delays what the task does after it, never the
+// event waited for: where the task acts at the wait's end on others (a lock's
+// release hands the lock on), it waits with Task::wait_until(), acts, and only
+// then pays the handler (Task::interrupts_after_wait()). Paid first, the handler
+// moved the clock past the release and the next owner was dated behind it, which
+// Task::resume_at_cursor() now rejects (it was a line's time-order fault later).
 #pragma once
 
 #include <algorithm>
