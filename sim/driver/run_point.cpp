@@ -66,16 +66,18 @@ void report_progress(const RunProgress& p) {
   if (progress_hook()) progress_hook()(p);
 }
 
-void report_copied_run() {
-  RunProgress p = last_run;
-  p.run = ++runs_begun;
+void report_copied_run(const RunProgress& of, std::uint64_t run) {
+  RunProgress p = of;
+  p.run = run;
   p.done = 0;
   p.finished = false;
   report_progress(p);
-  p.done = last_run.done;
+  p.done = of.done;
   p.finished = true;
   report_progress(p);
 }
+
+void report_copied_run() { report_copied_run(last_run, ++runs_begun); }
 
 ProgressHook set_progress_hook(ProgressHook hook) {
   runs_begun = 0;
@@ -92,8 +94,9 @@ Json run_point(const Scenario& scenario, const config::MachineParams& machine,
   machine::Topology topo(machine);
   // Each rq->lock is a spinlock of the kernel's kind (where the model holds it).
   machine::Scheduler sched(topo, seed ^ 0x5c4ed,
-                           policy.spinlock == ipc::SpinlockKind::Ticket ? machine::LockKind::Ticket
-                                                                        : machine::LockKind::Queued);
+                           policy.spinlock == ipc::SpinlockKind::Ticket
+                               ? machine::LockKind::Ticket
+                               : machine::LockKind::Queued);
 
   // The arrays the workload creates before its tasks start. aim9-shm's
   // private per-call array is modelled as one array per task that stays

@@ -32,8 +32,11 @@ ProgressHook set_progress_hook(ProgressHook hook);
 // whose reports come back through the caller: driver/simulate.cpp).
 bool has_progress_hook();
 void report_progress(const RunProgress& progress);
-// Reports a run that is not simulated because it is a copy of the latest one
-// (its seed made no difference): a start and an end, as the latest run's.
+// Reports a run that is not simulated because it is a copy of another (its seed
+// made no difference): a start and an end, as `of`, the other's last report,
+// under run number `run`.
+void report_copied_run(const RunProgress& of, std::uint64_t run);
+// The same for a copy of the latest run of this process, numbered as the next run.
 void report_copied_run();
 
 // Statistics of one run's measurement window, as JSON (see report/). With a

@@ -98,8 +98,9 @@ struct BatchRun {
 };
 
 // The runs of a scenario as BatchRuns: each point's first seed leads its others.
-void add_runs(std::vector<BatchRun>& runs, std::size_t s, const Scenario& scenario,
-              const config::MachineParams& machine) {
+// Returns how many were added.
+std::size_t add_runs(std::vector<BatchRun>& runs, std::size_t s, const Scenario& scenario,
+                     const config::MachineParams& machine) {
   const auto specs = runs_of(scenario);
   std::size_t leader = SIZE_MAX;
   for (std::size_t i = 0; i < specs.size(); ++i) {
@@ -108,6 +109,7 @@ void add_runs(std::vector<BatchRun>& runs, std::size_t s, const Scenario& scenar
     runs.push_back({s, i, specs[i], estimated_cost(scenario, machine, specs[i].threads),
                     first ? SIZE_MAX : leader});
   }
+  return specs.size();
 }
 
 // One run, and whether it made a random draw: without one, its seed made no
@@ -214,16 +216,7 @@ void run_runs(const std::vector<BatchRun>& runs, const std::vector<Scenario>& sc
       }
       started[f] = 1;
       const TaskOutcome copy = copy_of(out, free);
-      if (copy.ok && has_progress_hook()) {
-        RunProgress p = last[task];
-        p.run = f + 1;
-        p.done = 0;
-        p.finished = false;
-        report_progress(p);
-        p.done = last[task].done;
-        p.finished = true;
-        report_progress(p);
-      }
+      if (copy.ok && has_progress_hook()) report_copied_run(last[task], f + 1);
       finished(f, copy);
     }
   };
@@ -274,8 +267,7 @@ std::vector<TaskOutcome> simulate_batch(const std::vector<Scenario>& scenarios,
       out[s].error_type = "InputError", out[s].message = e.what();
       continue;
     }
-    add_runs(runs, s, scenarios[s], machines[s]);
-    left[s] = runs_of(scenarios[s]).size();
+    left[s] = add_runs(runs, s, scenarios[s], machines[s]);
   }
   std::vector<std::vector<Json>> results(scenarios.size());
   for (std::size_t s = 0; s < scenarios.size(); ++s) results[s].resize(left[s]);
