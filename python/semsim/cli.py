@@ -124,8 +124,8 @@ def _add_jobs(p: argparse.ArgumentParser) -> None:
                         "(default: CPU count; 1: one after the other in this process); the same bytes")
 
 
-def _jobs(text: str | None, flag: str) -> int | None:
-    """A --jobs value: None (the default, CPU count) or an integer >= 1, else a one-line error."""
+def _at_least_one(text: str | None, flag: str, meaning: str = "") -> int | None:
+    """An optional count flag: None (not given) or an integer >= 1, else a one-line error."""
     if text is None:
         return None
     try:
@@ -133,8 +133,13 @@ def _jobs(text: str | None, flag: str) -> int | None:
     except ValueError:
         value = 0
     if value < 1:
-        raise UsageError(f"{flag} {text!r}: expected an integer >= 1 (runs at once)")
+        raise UsageError(f"{flag} {text!r}: expected an integer >= 1{meaning}")
     return value
+
+
+def _jobs(text: str | None, flag: str) -> int | None:
+    """A --jobs value: None (the default, CPU count) or an integer >= 1."""
+    return _at_least_one(text, flag, " (runs at once)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -531,15 +536,7 @@ def _name_list(values: Sequence[str] | None) -> list[Any] | None:
 
 
 def _positive(text: str | None, flag: str) -> int | None:
-    if text is None:
-        return None
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise UsageError(f"sweep: {flag} {text!r}: expected an integer >= 1")
-    return value
+    return _at_least_one(text, f"sweep: {flag}")
 
 
 def _frame_csv(result: api.Result) -> str:
