@@ -104,6 +104,9 @@ Tick CacheLine::access(const Topology& topo, int cpu, Access kind, Tick t, Tick 
     ++stats_.from_memory;
     cost = topo.memory_latency(cpu, home_node_);
   }
+  // rmw_conflict: a locked RMW that had to queue behind another request.
+  if (kind == Access::Rmw && start > t && contention_.rmw_conflict > 0)
+    cost = static_cast<Tick>(static_cast<double>(cost) * (1.0 + contention_.rmw_conflict));
   if (queued_ahead > 0 && kind != Access::Read)
     cost = static_cast<Tick>(static_cast<double>(cost) *
                              (1.0 + contention_.queue_factor * static_cast<double>(queued_ahead)));

@@ -258,8 +258,12 @@ TEST(KernelLineSpinning, AWaitingWriterReReadsAfterEveryReadersRmw) {
 // (353 k -> 333 k; published 342 k). With the store buffer (releases visible
 // at their store's completion, RMWs draining it; this test's 3 ms window):
 // per_sem_lock 2.39 -> 2.06 M, rwlock 2.68 -> 2.20 M, global_lock 355 k ->
-// 316 k. Bounds: at least 10 % lower, within 15 %.
-TEST(KernelLineSpinning, OnXeon24PerSemAndRwlockComeDownTowardThePublishedThroughput) {
+// 316 k. With rmw_conflict (cache_line.hpp) the rwlock is bound by its
+// word's line, whose two locked RMWs per op conflict, and no longer by the
+// semaphores' lines the spinning loads (this test's window: per_sem_lock
+// 2.29 -> 1.98 M, rwlock 1.90 -> 1.91 M, global_lock 333 k -> 304 k).
+// Bounds: per_sem_lock at least 10 % lower; rwlock and global_lock within 15 %.
+TEST(KernelLineSpinning, OnXeon24PerSemComesDownAndTheRwlockStaysBoundByItsWord) {
   Json machine;
   std::ifstream(std::filesystem::path(SEMSIM_SOURCE_DIR) / "cpu_models/xeon-24.json") >> machine;
   machine["kernel_line_spinning"] = {{"value", true}, {"source", "test"}};
@@ -274,9 +278,9 @@ TEST(KernelLineSpinning, OnXeon24PerSemAndRwlockComeDownTowardThePublishedThroug
     doc["kernel"] = kernel;
     return driver::simulate(parse_scenario(doc))["points"][0]["ops_per_s"].get<double>();
   };
-  for (const char* kernel : {"per_sem_lock", "rwlock"})
-    EXPECT_LT(ops(file.string(), kernel), 0.9 * ops("xeon-24", kernel)) << kernel;
-  EXPECT_NEAR(ops(file.string(), "global_lock") / ops("xeon-24", "global_lock"), 1.0, 0.15);
+  EXPECT_LT(ops(file.string(), "per_sem_lock"), 0.9 * ops("xeon-24", "per_sem_lock"));
+  for (const char* kernel : {"rwlock", "global_lock"})
+    EXPECT_NEAR(ops(file.string(), kernel) / ops("xeon-24", kernel), 1.0, 0.15) << kernel;
   std::filesystem::remove(file);
 }
 

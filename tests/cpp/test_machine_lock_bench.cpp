@@ -3,7 +3,7 @@
 // contended-line mechanisms before the workload exists. Skipped unless
 // SEMSIM_LOCK_BENCH is set (it takes tens of seconds); knobs from the
 // environment: SEMSIM_QF (queue_factor), SEMSIM_NEAREST (0/1), SEMSIM_DELAY,
-// SEMSIM_LINES, SEMSIM_WINDOW_US.
+// SEMSIM_LINES, SEMSIM_WINDOW_US, SEMSIM_RMWC (rmw_conflict).
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -29,6 +29,7 @@ TEST(LockCurveBench, PublishedSetup) {
   load.data_lines = static_cast<int>(env("SEMSIM_LINES", 1));
   load.window = static_cast<Tick>(env("SEMSIM_WINDOW_US", 2000)) * kTicksPerUs;
   load.contention.queue_factor = env("SEMSIM_QF", 0);
+  load.contention.rmw_conflict = env("SEMSIM_RMWC", machine::kRmwConflict);
   load.contention.nearest_sharer = env("SEMSIM_NEAREST", 0) != 0;
   load.critical_cycles = env("SEMSIM_CRIT", 1000);
   load.contention.read_occupancy = env("SEMSIM_READ_OCC", 1);
