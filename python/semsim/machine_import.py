@@ -88,6 +88,19 @@ SMT_COMPUTE_SLOWDOWN = {
         "the same for every machine with SMT; not probed (this host has no SMT siblings)"
     ),
 }
+SMT_SPIN_SLOWDOWN = {
+    "value": 2.0,
+    "source": (
+        "calibrated on the published Westmere-EX MCS curve above 80 threads (github.com/LPD-EPFL/mctop "
+        "results/locks/lock_backoff_1_1000_diassrv8.txt, no_backoff; mctop_lock_backoff_diassrv8.csv), "
+        "cores-first placement, so that from 100 threads on holders share their core with an MCS "
+        "waiter spinning on its own node (libslock src/mcs.c: while (I->waiting) PAUSE): swept 1.5, "
+        "2.0, 2.5, 3.0, MCS shape at 100/120/140/160 threads +22..+28 %, -1..+8 %, -3..-18 %, "
+        "-12..-30 % against the published 0.705/0.617/0.588/0.571; TAS, TTAS and ticket move by at "
+        "most 7 % over that sweep. 2.0 equals smt_compute_slowdown: a PAUSE spin beside a critical "
+        "section costs it as much as a computing sibling. The same for every machine with SMT"
+    ),
+}
 SMT_NOT_APPLICABLE = {"value": 1, "source": "not applicable: threads_per_core 1 (no SMT siblings)"}
 _CYCLES_RE = re.compile(r"(\d+(?:\.\d+)?) cycles / (\d+(?:\.\d+)?) GHz\s*$")
 _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
@@ -443,9 +456,9 @@ def build_model(measured: Measured, o: Options) -> dict[str, Any]:
         model["switch_refill_process_ns"] = _carry_table(preset["switch_refill_process_ns"], o.costs_from,
                                                          same_machine, ghz)
     model["smt_compute_slowdown"] = _smt_slowdown(preset, o.costs_from, same_machine, T)
-    if T > 1 and "smt_spin_slowdown" in preset:  # absent: as smt_compute_slowdown (machine/smt.hpp)
+    if T > 1:  # the preset's, else the calibrated shared value
         model["smt_spin_slowdown"] = _smt_slowdown(preset, o.costs_from, same_machine, T,
-                                                   "smt_spin_slowdown")
+                                                   "smt_spin_slowdown", shared=SMT_SPIN_SLOWDOWN)
     model["provenance"] = _provenance(measured, o, name, preset_path, cpu_map, full, notes, kept)
     return model
 

@@ -16,6 +16,20 @@ Setup not recorded there, so assumed: the delay between a release and the next
 acquire is 0 cycles ("hammered"); 4 protected lines stored into per critical
 section (libslock bmarks/stress_one.c DEFAULT_CL_ACCESS).
 
+What one acquisition does in the LPD lock stress tests (github.com/tudordavid/libslock,
+bmarks/stress_one.c and include/utils.h; the mctop benchmark itself is not public): acquire;
+cpause(critical / NOP_DURATION) -- on the XEON platform (diassrv8) cycles >> 3 PAUSEs, i.e.
+about 1000 cycles at the ~8-10 cycles a pre-Skylake PAUSE takes, on OPTERON 500 nops;
+cl_access (default 4) stores into protected lines; release; cpause(delay). Spinning:
+TAS ``while (xchg) PAUSE`` (src/spinlock.c), MCS ``while (I->waiting) PAUSE`` on the
+thread's own node after ``I->waiting = 1; mfence; pred->next = I`` (src/mcs.c); libslock's
+own ticket lock backs off in proportion to its distance from the head (src/ticket.c,
+TICKET_BASE_WAIT 512 nops, sched_yield beyond 20), which the "no_backoff" curves
+presumably lack. The model's MCS is ~2.1x too fast on both machines at every N (about
+1,450-1,500 cycles per acquisition missing, the same in cycles on both machines, and
+independent of the hand-over distance: the Opteron MCS is flat from 6 to 48 threads),
+so it is no transfer cost; what it is remains open.
+
 Placement: ``cores-first``, the mctop allocator's MCTOP_ALLOC_MIN_LAT_CORES
 (machine/placement.hpp): one hardware thread per core, socket by socket in
 increasing latency from the first, and only once all 80 Westmere-EX cores have

@@ -137,8 +137,8 @@ Tick CacheLine::access(const Topology& topo, int cpu, Access kind, Tick t, Tick 
   }
   const Tick completed = done + (kind == Access::Rmw ? costs.atomic_rmw : 0);
   if (contention_.smt_shared_l1)
-    core_fill_[static_cast<std::size_t>(topo.coords(cpu).core)] = {completed, cpu,
-                                                                   kind != Access::Read};
+    core_fill_[static_cast<std::size_t>(topo.coords(cpu).core)] = {
+        completed, cpu, kind != Access::Read, kind == Access::Rmw};  // locked
   return wrote(completed);
 }
 
@@ -146,7 +146,8 @@ Tick CacheLine::access(const Topology& topo, int cpu, Access kind, Tick t, Tick 
 // once: the fill serves the requests present when it arrives, and the line
 // leaves for the requests queued meanwhile, so the next one queues (a fill a
 // sibling already rode keeps its requester as -2 - cpu). With nothing queued,
-// a line the core owns or shares is a hit for either thread.
+// a line the core owns or shares is a hit for either thread. A store or RMW
+// never rides a sibling's locked RMW (cache_line.hpp): it queues.
 Tick CacheLine::shared_l1(const Topology& topo, int cpu, Access kind, Tick t) {
   const int core = topo.coords(cpu).core;
   const auto ucore = static_cast<std::size_t>(core);
@@ -158,7 +159,10 @@ Tick CacheLine::shared_l1(const Topology& topo, int cpu, Access kind, Tick t) {
   Tick from = -1;
   int src = -1;
   bool ride = false;
-  if (sibling_fill && f.done > t && !ridden && (kind == Access::Read || f.owns)) {
+  // A store or RMW does not share a sibling's locked RMW in flight: the locked
+  // op keeps the line to itself until it completes, and the snoop of the next
+  // request queued at the home agent, held back meanwhile, then takes it away.
+  if (sibling_fill && f.done > t && !ridden && (kind == Access::Read || (f.owns && !f.locked))) {
     from = f.done, src = by, ride = true;  // in flight: ride the core's fill
   } else if (busy_until_ > t) {
     return -1;  // others' requests are queued: the line leaves the core for them first
@@ -181,7 +185,8 @@ Tick CacheLine::shared_l1(const Topology& topo, int cpu, Access kind, Tick t) {
   // A ride takes no home-agent time of its own; a local RMW holds the line locked.
   if (!ride && kind == Access::Rmw) busy_until_ = std::max(busy_until_, done);
   const bool core_owns = owner_ >= 0 && topo.coords(owner_).core == core;
-  f = {done, ride ? -2 - cpu : cpu, kind != Access::Read || core_owns || (f.owns && f.done > t)};
+  f = {done, ride ? -2 - cpu : cpu, kind != Access::Read || core_owns || (f.owns && f.done > t),
+       kind == Access::Rmw};  // locked
   return done;
 }
 

@@ -79,7 +79,12 @@ struct LineStats {
 //     request while a sibling's request for the line is in flight merges into
 //     it (one fill, the core's): it completes right after the sibling's, with
 //     no home-agent slot of its own (a read after any request, a store or RMW
-//     after one for ownership).
+//     after a plain store). A store or RMW does not ride a sibling's locked
+//     RMW: a LOCK-prefixed op keeps its line locked in the cache until it
+//     completes, holding back snoops (Intel SDM vol. 3A, 8.1.4 "Effects of a
+//     LOCK Operation on Internal Processor Caches"), and the snoop of the
+//     request queued next at the home agent then takes the line, so the
+//     sibling's request for ownership queues there like any other core's.
 // rmw_conflict's value, the same for every machine: assumption, one more
 // two-party latency per conflicting locked RMW (the conflict round above;
 // QPI's conflict flow as in Intel, "An Introduction to the Intel QuickPath
@@ -198,6 +203,7 @@ class CacheLine {
     Tick done = -1;              // when it completes
     int cpu = -1;                // whose
     bool owns = false;           // it gets the line for ownership (a store or RMW)
+    bool locked = false;         // it is a locked RMW (keeps the line until it completes)
   };
   std::vector<CoreFill> core_fill_;  // per core (global core index)
   // smt_shared_l1's access through a sibling's fill or copy: its completion, or -1.

@@ -20,8 +20,8 @@
 // the lock's line back to back (with PAUSE in libslock's loops), competing for
 // the core's load/store ports and for the line in the shared L1, so the holder
 // beside it -- its critical section -- slows down by a factor of its own
-// (an assumption, to be calibrated on the published Westmere-EX lock curves,
-// the same on every machine; no preset sets it yet, so it is
+// (calibrated on the published Westmere-EX MCS curve above 80 threads: 2.0 on
+// westmere-ex-160, the same for every machine; unset, it is
 // smt_compute_slowdown: cpu_models/README.md, westmere-ex-160). With k busy siblings of which some
 // spin, slowdown = 1 + sum over busy siblings of (factor - 1) / (threads_per_core - 1). Whether a
 // sibling spins is its current task's function when the pass starts (the scheduler tells which task
