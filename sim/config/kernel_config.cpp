@@ -70,6 +70,7 @@ ipc::KernelPolicy parse_kernel(const Json& kernel) {
                                            {{"global_lock", ipc::LockProtocol::GlobalLock},
                                             {"rwlock", ipc::LockProtocol::RwLock},
                                             {"per_sem_lock", ipc::LockProtocol::PerSemLock},
+                                            {"lock_all", ipc::LockProtocol::LockAll},
                                             {"wait_array", ipc::LockProtocol::WaitArray},
                                             {"complex_mode", ipc::LockProtocol::ComplexMode},
                                             {"hysteresis", ipc::LockProtocol::Hysteresis}});

@@ -63,25 +63,41 @@ workloads::CustomScript parse_custom_script(const Json& t, const std::string& pa
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const std::string op_path = fmt::format("{}.ops[{}]", path, i);
     const Json& o = ops[i];
-    config::reject_unknown_keys(o, op_path, {"sops", "think_ns"});
+    config::reject_unknown_keys(o, op_path, {"sops", "setval", "set", "think_ns"});
     workloads::CustomOp op;
-    const Json& sops = config::require(o, op_path, "sops");
-    if (!sops.is_array() || sops.empty() || sops.size() > static_cast<std::size_t>(kMaxSops))
-      fail(op_path + ".sops",
-           fmt::format("must be a list of 1 to {} (SEMOPM) operations [num, op, flags]", kMaxSops));
-    for (std::size_t k = 0; k < sops.size(); ++k) {
-      const std::string sp = fmt::format("{}.sops[{}]", op_path, k);
-      const Json& b = sops[k];
-      if (!b.is_array() || b.size() < 2 || b.size() > 3)
-        fail(sp,
-             "must be [num, op] or [num, op, flags]: semaphore number, value to add "
-             "(negative: take, 0: wait for zero), flags");
-      ipc::Sembuf sb;
-      sb.sem_num = static_cast<int>(as_int(b[0], sp + "[0] (num)", 0, nsems - 1));
-      sb.sem_op = static_cast<int>(as_int(b[1], sp + "[1] (op)", -ipc::kSemvmx, ipc::kSemvmx));
-      sb.sem_flg = b.size() == 3 ? parse_sem_flags(b[2], sp + "[2] (flags)") : 0;
-      op.sops.push_back(sb);
+    if (o.contains("setval") == o.contains("sops"))
+      fail(op_path,
+           "needs either \"sops\": [[num, op, flags], ...] (a semop) or \"setval\": "
+           "[num, value] (a semctl SETVAL), not both");
+    if (o.contains("setval")) {
+      const Json& sv = o["setval"];
+      const std::string sp = op_path + ".setval";
+      if (!sv.is_array() || sv.size() != 2)
+        fail(sp, "must be [num, value]: the semaphore number and the value semctl(SETVAL) sets");
+      op.setval_sem = static_cast<int>(as_int(sv[0], sp + "[0] (num)", 0, nsems - 1));
+      op.setval_value = static_cast<int>(as_int(sv[1], sp + "[1] (value)", 0, ipc::kSemvmx));
+    } else {
+      const Json& sops = o["sops"];
+      if (!sops.is_array() || sops.empty() || sops.size() > static_cast<std::size_t>(kMaxSops))
+        fail(op_path + ".sops",
+             fmt::format("must be a list of 1 to {} (SEMOPM) operations [num, op, flags]",
+                         kMaxSops));
+      for (std::size_t k = 0; k < sops.size(); ++k) {
+        const std::string sp = fmt::format("{}.sops[{}]", op_path, k);
+        const Json& b = sops[k];
+        if (!b.is_array() || b.size() < 2 || b.size() > 3)
+          fail(sp,
+               "must be [num, op] or [num, op, flags]: semaphore number, value to add "
+               "(negative: take, 0: wait for zero), flags");
+        ipc::Sembuf sb;
+        sb.sem_num = static_cast<int>(as_int(b[0], sp + "[0] (num)", 0, nsems - 1));
+        sb.sem_op = static_cast<int>(as_int(b[1], sp + "[1] (op)", -ipc::kSemvmx, ipc::kSemvmx));
+        sb.sem_flg = b.size() == 3 ? parse_sem_flags(b[2], sp + "[2] (flags)") : 0;
+        op.sops.push_back(sb);
+      }
     }
+    // The set's range is the workload's check (workload.sets is read by then).
+    if (o.contains("set")) op.set = static_cast<int>(as_int(o["set"], op_path + ".set", 0, 127));
     if (o.contains("think_ns"))
       op.think_ns = as_int(o["think_ns"], op_path + ".think_ns", 0, 1'000'000'000'000LL);
     script.ops.push_back(std::move(op));

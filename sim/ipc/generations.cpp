@@ -13,6 +13,7 @@ namespace semsim::ipc {
 std::unique_ptr<Generation> make_global_lock_generation();
 std::unique_ptr<Generation> make_rwlock_generation();
 std::unique_ptr<Generation> make_per_sem_lock_generation();
+std::unique_ptr<Generation> make_lock_all_generation();
 std::unique_ptr<Generation> make_wait_array_generation();
 std::unique_ptr<Generation> make_complex_mode_generation();
 std::unique_ptr<Generation> make_hysteresis_generation();
@@ -42,6 +43,8 @@ std::unique_ptr<Generation> make_generation(const KernelPolicy& p) {
       return make_rwlock_generation();
     case LockProtocol::PerSemLock:
       return make_per_sem_lock_generation();
+    case LockProtocol::LockAll:
+      return make_lock_all_generation();
     case LockProtocol::WaitArray:
       return make_wait_array_generation();
     case LockProtocol::ComplexMode:
@@ -127,6 +130,8 @@ const char* protocol_name(LockProtocol p) {
       return "rwlock";
     case LockProtocol::PerSemLock:
       return "per_sem_lock";
+    case LockProtocol::LockAll:
+      return "lock_all";
     case LockProtocol::WaitArray:
       return "wait_array";
     case LockProtocol::ComplexMode:

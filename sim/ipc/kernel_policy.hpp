@@ -18,6 +18,7 @@ enum class LockProtocol {
   GlobalLock,  // <= 3.9: ipc_lock() of the one array lock, for everything
   RwLock,      // March 2013 series: read_lock(array) + spin_lock(sem) / write_lock(array)
   PerSemLock,  // 3.10, 3.11: complex_count test, spin_is_locked() back-off, spin_unlock_wait() scan
+  LockAll,     // the v3 series as posted (6062a8dc, 3.10-rc1): complex ops take every sem lock
   WaitArray,   // 3.12-4.8: the rewrite with sem_wait_array() skipped while complex_count != 0
   ComplexMode,  // 4.9-4.10: complex_mode flag, complexmode_enter()/complexmode_tryleave()
   Hysteresis,   // 4.11+: use_global_lock with hysteresis, lock/unlock of every sem lock on entry

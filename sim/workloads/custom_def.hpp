@@ -1,9 +1,12 @@
 // custom: per-task op scripts from the scenario, for mixes no benchmark covers.
 //
-// Setup: one array of `semaphores` semaphores, set to `initial` (default all 0)
-// before the tasks start. Task i (0 <= i < threads) runs script tasks[i mod
-// len(tasks)]: `repeat` times (0: until the measurement window ends) through its
-// ops, each op one semop() call with its sops, followed by `think_ns` of busy time.
+// Setup: `sets` arrays (default 1) of `semaphores` semaphores each, set to
+// `initial` (default all 0; only with one set) before the tasks start. Task i
+// (0 <= i < threads) runs script tasks[i mod len(tasks)]: `repeat` times (0: until
+// the measurement window ends) through its ops, each op one call on the array its
+// `set` names (default 0): a semop() with its sops, or a semctl(SETVAL) when it has
+// `setval` [num, value] instead (an application that posts by setting the value:
+// Oracle's post/wait), followed by `think_ns` of busy time.
 //
 // Processes: tasks whose scripts name the same `process` id are threads of one
 // process (they share SEM_UNDO adjustments, applied when that process exits);
@@ -31,7 +34,10 @@
 namespace semsim::workloads {
 
 struct CustomOp {
-  std::vector<ipc::Sembuf> sops;
+  std::vector<ipc::Sembuf> sops;  // empty: a semctl(SETVAL) of setval_sem to setval_value
+  int setval_sem = 0;
+  int setval_value = 0;
+  int set = 0;  // which of the workload's arrays
   std::int64_t think_ns = 0;
 };
 
@@ -43,7 +49,8 @@ struct CustomScript {
 };
 
 struct CustomParams {
-  int semaphores = 1;
+  int semaphores = 1;  // per set
+  int sets = 1;
   std::vector<int> initial;  // empty: all 0; else one value per semaphore
   std::vector<CustomScript> tasks;
 };
@@ -94,8 +101,15 @@ class CustomProgram {
     const auto& ops = script_->ops;
     if (ops.empty() || (script_->repeat > 0 && pass_ >= script_->repeat)) return false;
     const CustomOp& op = ops[index_];
-    s.sops = op.sops.data();
-    s.nsops = static_cast<int>(op.sops.size());
+    s.array = op.set;
+    if (op.sops.empty()) {
+      s.kind = StepKind::SetVal;
+      s.sem = op.setval_sem;
+      s.value = op.setval_value;
+    } else {
+      s.sops = op.sops.data();
+      s.nsops = static_cast<int>(op.sops.size());
+    }
     s.think_ns = op.think_ns;
     if (++index_ == ops.size()) {
       index_ = 0;

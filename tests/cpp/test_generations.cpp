@@ -242,7 +242,8 @@ TEST(KernelConfig, EveryWhatIfCompositionRuns) {
         R"({"base": "hysteresis", "hysteresis": 1})",
         R"({"base": "hysteresis", "wakeup": "in_wakeup", "fence": "full"})",
         R"({"base": "global_lock", "queues": "one_list", "spinlock": "queued"})",
-        R"({"base": "split_queues", "missed_wakeup_fix": false})"}) {
+        R"({"base": "split_queues", "missed_wakeup_fix": false})",
+        R"({"base": "per_sem_lock", "sem_lock": "lock_all"})"}) {
     const auto p = config::parse_kernel(Json::parse(json));
     const auto r = explore(p, machine(), [] {
       ExploreOptions o;
@@ -333,6 +334,32 @@ TEST(Generations, SimpleOpsNeverTakeTheGlobalLockFrom310) {
   EXPECT_EQ(rig.kernel().array().rwlock->stats().read.acquisitions, 5u);
   EXPECT_EQ(rig.kernel().array().rwlock->stats().write.acquisitions, 0u);
   EXPECT_EQ(rig.kernel().array().array_lock->stats().acquisitions, 0u);
+}
+
+// The v3 series as posted (6062a8dc, 3.10-rc1): a complex op, semctl() too, takes the
+// array lock and then every semaphore's lock; 3.10 as released takes the array lock
+// and only waits (spin_unlock_wait) for each semaphore's lock to be free.
+TEST(Generations, PostedV3TakesEverySemaphoreLockForAComplexOpOrSemctl) {
+  const auto posted =
+      config::parse_kernel(Json::parse(R"({"base": "per_sem_lock", "sem_lock": "lock_all"})"));
+  for (const bool lock_all : {true, false}) {
+    Rig rig(lock_all ? posted : gen("per_sem_lock"), machine(), 6, 1);
+    rig.add_task(0, [](Rig& r, machine::Task& t) {
+      const Sembuf two[2] = {{0, +1, 0}, {3, +1, 0}};
+      ASSERT_EQ(r.kernel().semop(t, {two, 2}), 0);
+      ASSERT_EQ(r.kernel().setval(t, 5, 1), 0);
+      const Sembuf one{2, +1, 0};
+      ASSERT_EQ(r.kernel().semop(t, {&one, 1}), 0);  // a simple op: its own lock only
+    });
+    rig.run();
+    const auto& sma = rig.kernel().array();
+    EXPECT_EQ(sma.array_lock->stats().acquisitions, 2u) << lock_all;
+    for (int i = 0; i < 6; ++i) {
+      const auto want = (lock_all ? 2u : 0u) + (i == 2 ? 1u : 0u);
+      EXPECT_EQ(sma.sem_locks[static_cast<std::size_t>(i)]->stats().acquisitions, want)
+          << "sem " << i << (lock_all ? " lock_all" : " per_sem_lock");
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------

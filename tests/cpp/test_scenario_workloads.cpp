@@ -359,6 +359,54 @@ TEST(ScenarioDefs, CustomProgramsRepeatAndGroupIntoProcesses) {
   EXPECT_EQ(rounds, 2);
 }
 
+// Oracle's post/wait (reproduce_swingbench.py): a process waits with semop(-1) on
+// its own semaphore and is posted with semctl(SETVAL, 1); its semaphores lie in
+// several sets of SEMMSL-limited size.
+TEST(ScenarioDefs, CustomSetvalOpsAndSetsNameTheirArray) {
+  const Scenario s = parse(R"({"type": "custom", "semaphores": 3, "sets": 2, "tasks": [
+      {"ops": [{"sops": [[2, -1]], "set": 1, "think_ns": 7}, {"setval": [1, 1]}]}]})");
+  const auto& c = s.workload.custom;
+  EXPECT_EQ(c.sets, 2);
+  const auto w = workloads::make_workload(s.workload);
+  EXPECT_EQ(w->array_sizes(2), (std::vector<int>{3, 3}));
+  workloads::CustomProgram prog(c.tasks[0]);
+  Step st;
+  ASSERT_TRUE(prog.next(st));
+  EXPECT_EQ(st.kind, StepKind::Semop);
+  EXPECT_EQ(st.array, 1);
+  EXPECT_EQ(st.think_ns, 7);
+  ASSERT_TRUE(prog.next(st));
+  EXPECT_EQ(st.kind, StepKind::SetVal);
+  EXPECT_EQ(st.array, 0);
+  EXPECT_EQ(st.sem, 1);
+  EXPECT_EQ(st.value, 1);
+  EXPECT_EQ(st.rounds, 1);
+  // One array by default, as before.
+  EXPECT_EQ(
+      workloads::make_workload(
+          parse(R"({"type": "custom", "semaphores": 4, "tasks": [{"ops": [{"sops": [[0, 1]]}]}]})")
+              .workload)
+          ->array_sizes(2),
+      (std::vector<int>{4}));
+
+  std::string m = error_of(
+      R"({"type": "custom", "semaphores": 2, "sets": 2, "tasks": [{"ops": [{"sops": [[0, 1]], "set": 2}]}]})");
+  EXPECT_NE(m.find("workload.tasks[0].ops[0].set: must be 0 to 1"), std::string::npos) << m;
+  m = error_of(
+      R"({"type": "custom", "semaphores": 2, "tasks": [{"ops": [{"sops": [[0, 1]], "setval": [0, 1]}]}]})");
+  EXPECT_NE(m.find("workload.tasks[0].ops[0]: needs either"), std::string::npos) << m;
+  m = error_of(R"({"type": "custom", "semaphores": 2, "tasks": [{"ops": [{"setval": [2, 1]}]}]})");
+  EXPECT_NE(m.find("workload.tasks[0].ops[0].setval[0] (num)"), std::string::npos) << m;
+  m = error_of(R"({"type": "custom", "semaphores": 2, "tasks": [{"ops": [{"setval": [0]}]}]})");
+  EXPECT_NE(m.find("must be [num, value]"), std::string::npos) << m;
+  m = error_of(
+      R"({"type": "custom", "semaphores": 2, "sets": 2, "initial": 1, "tasks": [{"ops": [{"setval": [0, 1]}]}]})");
+  EXPECT_NE(m.find("workload.initial: is for one set"), std::string::npos) << m;
+  m = error_of(
+      R"({"type": "custom", "semaphores": 2, "sets": 0, "tasks": [{"ops": [{"setval": [0, 1]}]}]})");
+  EXPECT_NE(m.find("workload.sets"), std::string::npos) << m;
+}
+
 TEST(ScenarioDefs, WorkloadQuestionsAnsweredPerType) {
   auto of = [](const Scenario& sc) { return workloads::make_workload(sc.workload); };
   EXPECT_EQ(of(parse(R"({"type": "sem-scalebench", "distance": 4})", "[8]"))->array_sizes(8),

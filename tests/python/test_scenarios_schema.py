@@ -112,3 +112,17 @@ def test_schema_and_loader_accept(path, value):
     doc = _mutated(path, value)
     assert not list(VALIDATOR.iter_errors(doc))
     semsim.load_scenario(doc)
+
+
+def test_the_swingbench_scenarios_follow_the_schema():
+    # Several sets, semctl(SETVAL) posts and the lock_all what-if kernel (v3 as posted).
+    from semsim import reproduce_swingbench as sb
+
+    for doc in (sb.doc(sb.KERNEL_DOCS["per_sem_lock"], 400, 1.0, 1),
+                sb.doc("global_lock", 100, 1.0, 1, post="semop")):
+        errors = list(VALIDATOR.iter_errors(doc))
+        assert not errors, errors[0].message
+        semsim.load_scenario(doc)
+    bad = sb.doc("global_lock", 100, 1.0, 1)
+    bad["workload"]["tasks"][0]["ops"][0]["sops"] = [[0, 1]]  # both sops and setval
+    assert list(VALIDATOR.iter_errors(bad))
