@@ -16,6 +16,10 @@
 // that is cycles / clock_ghz (their semop_kernel_path is 425 cycles at their
 // clock); a calibrated host closes semop_kernel_path on its own probe.
 //
+// The functions perf lists as rows of their own (copy_user_enhanced_fast_string,
+// avc_has_perm_flags, __audit_syscall_exit) are charged under their own symbols,
+// so the syscall body's row holds only the body's own code, as in perf.
+//
 // What is NOT in these costs: the memory accesses of the functions (charged
 // per cache line), the spinlocks, the fences, the syscall entry and exit.
 #pragma once
@@ -27,11 +31,16 @@
 namespace semsim::ipc {
 
 enum class PathFn : std::uint8_t {
-  SyscallBody,           // SYSC_semtimedop's own code: copy_from_user of the sops, the scan,
-                         // the checks, the sem_queue set-up, the return (semctl: its body)
+  SyscallBody,           // SYSC_semtimedop's own code: the scan of the sops, the checks, the
+                         // sem_queue set-up, the return (semctl: its body)
+  CopyFromUser,          // copy_user_enhanced_fast_string: copy_from_user() of the sops
   IpcObtainObjectCheck,  // ipc_obtain_object_check (<= 3.9: ipc_lock_check): idr_find, ipc_checkid
-  Ipcperms,              // ipcperms(): audit_ipc_obj, uid/gid/mode, security_ipc_permission
-  SecuritySemSemop,      // security_sem_semop(): the LSM hook (SELinux: avc_has_perm)
+  Ipcperms,              // ipcperms()'s own code: audit_ipc_obj, uid/gid/mode
+  SecuritySemSemop,      // security_sem_semop(): the LSM hook's dispatch (selinux_sem_semop)
+  IpcHasPerm,            // ipc_has_perm(), one call (from ipcperms' security_ipc_permission()
+                         // and from security_sem_semop())
+  AvcHasPerm,            // avc_has_perm_flags(), one call (one per ipc_has_perm())
+  AuditSyscallExit,      // __audit_syscall_exit(), once per syscall, on its return
   SemLock,               // sem_lock()'s own code, outside the lock atomic and the loads
   PerformAtomicSemop,    // perform_atomic_semop() / try_atomic_semop(), one call
   DoSmartUpdate,         // do_smart_update()

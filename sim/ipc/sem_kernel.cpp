@@ -415,14 +415,19 @@ void SemKernel::wait_final_status(Task& t, const SemQueue& q) {
 // semtimedop()
 
 namespace {
-// entry_SYSCALL_64 / system_call and the return to user space.
+// entry_SYSCALL_64 / system_call and the return to user space, with the audit
+// hook of the return (__audit_syscall_exit: audit enabled, as on seed 000's laptop).
 template <class Body>
-int in_syscall(Task& t, const config::MachineParams& p, Body body) {
+int in_syscall(Task& t, SemKernel& k, const config::MachineParams& p, Body body) {
   {
     InFunc in(t, Func::SyscallEntry);
     t.charge(p.syscall / 2);
   }
   const int result = body();
+  {
+    InFunc in(t, Func::AuditSyscallExit);
+    k.path(t, PathFn::AuditSyscallExit);
+  }
   {
     InFunc in(t, Func::SyscallEntry);
     t.charge(p.syscall - p.syscall / 2);
@@ -432,13 +437,14 @@ int in_syscall(Task& t, const config::MachineParams& p, Body body) {
 }  // namespace
 
 int SemKernel::semop(Task& t, std::span<const Sembuf> sops) {
-  const int result = in_syscall(t, topo_.params(), [&] { return do_semtimedop(t, sops, nullptr); });
+  const int result =
+      in_syscall(t, *this, topo_.params(), [&] { return do_semtimedop(t, sops, nullptr); });
   if (result == 0) ++t.semops;
   return result;
 }
 
 int SemKernel::semtimedop(Task& t, std::span<const Sembuf> sops, Tick timeout) {
-  const int result = in_syscall(t, topo_.params(), [&] {
+  const int result = in_syscall(t, *this, topo_.params(), [&] {
     if (timeout < 0) return -EINVAL;
     return do_semtimedop(t, sops, &timeout);
   });
@@ -458,12 +464,22 @@ void SemKernel::ipcperms(Task& t) {
   InFunc in(t, Func::IpcPerms);
   path(t, PathFn::Ipcperms);
   read(t, Field::Perm);
+  ipc_has_perm(t);
 }
 
 void SemKernel::security_sem_semop(Task& t) {
   InFunc in(t, Func::SecuritySemop);
   path(t, PathFn::SecuritySemSemop);
+  ipc_has_perm(t);
+}
+
+void SemKernel::ipc_has_perm(Task& t) {
+  // SELinux: the array's isec (sem_perm.security), then the access vector cache.
+  InFunc in(t, Func::IpcHasPerm);
+  path(t, PathFn::IpcHasPerm);
   read(t, Field::Security);
+  InFunc avc(t, Func::AvcHasPerm);
+  path(t, PathFn::AvcHasPerm);
 }
 
 SemKernel::ProcessState& SemKernel::find_alloc_undo(Task& t) {
@@ -512,8 +528,12 @@ void SemKernel::cs_released(Task& t) {
 int SemKernel::do_semtimedop(Task& t, std::span<const Sembuf> sops, const Tick* timeout) {
   InFunc body(t, Func::SysSemtimedop);
   sched_point(t, "syscall");
-  // The body's own code: copy_from_user of the sops, the scan, the checks.
+  // The body's own code: the scan of the sops, the checks; the copy of the sops.
   path(t, PathFn::SyscallBody);
+  {
+    InFunc in(t, Func::CopyFromUser);
+    path(t, PathFn::CopyFromUser);
+  }
   if (const int err = check_semop_nsops(sops.size(), kSemopmDefault); err != 0) return err;
   if (sma_.deleted) return -EINVAL;  // the id no longer resolves
   const bool undo = sops_undo(sops);
@@ -667,7 +687,7 @@ int SemKernel::count_semcnt(int semnum, bool count_zero) const {
 // semctl_setval() and semctl_down(). The checks before the lock are in the
 // order of 3.10 and later for every generation (3.9 took the lock first).
 int SemKernel::semctl(Task& t, int semnum, SemctlCmd cmd, const Semun& arg) {
-  return in_syscall(t, topo_.params(), [&] {
+  return in_syscall(t, *this, topo_.params(), [&] {
     InFunc body(t, Func::SysSemtimedop);
     switch (cmd) {
       case SemctlCmd::GetAll:

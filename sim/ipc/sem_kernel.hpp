@@ -303,6 +303,7 @@ class SemKernel {
   void ipc_obtain_object_check(machine::Task& t);
   void ipcperms(machine::Task& t);
   void security_sem_semop(machine::Task& t);
+  void ipc_has_perm(machine::Task& t);  // security_ipc_permission() / the semop hook
   ProcessState& find_alloc_undo(machine::Task& t);
   enum class SemctlCmd { GetVal, GetPid, GetNcnt, GetZcnt, GetAll, SetAll, SetVal, Rmid };
   // union semun: SETVAL's value, SETALL's values, GETALL's destination.

@@ -48,6 +48,14 @@ const char* func_name(Func f) {
       return "_raw_rw_unlock";
     case Func::Interrupt:
       return "[irq] interrupts and host";
+    case Func::CopyFromUser:
+      return "copy_user_enhanced_fast_string";
+    case Func::IpcHasPerm:
+      return "ipc_has_perm";
+    case Func::AvcHasPerm:
+      return "avc_has_perm_flags";
+    case Func::AuditSyscallExit:
+      return "__audit_syscall_exit";
     case Func::Count:
       break;
   }

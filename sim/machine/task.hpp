@@ -53,6 +53,11 @@ enum class Func : std::uint8_t {
   RawWriteLock,       // _raw_write_lock: the writer's atomic and its spinning (rwlock)
   RawRwUnlock,        // _raw_read_unlock / _raw_write_unlock
   Interrupt,          // OS noise: ticks, interrupts, the hypervisor (no task's own work)
+  // Functions the syscall body calls that perf lists as rows of their own:
+  CopyFromUser,      // copy_user_enhanced_fast_string: copy_from_user() of the sops
+  IpcHasPerm,        // ipc_has_perm: SELinux's check of the array (its security field)
+  AvcHasPerm,        // avc_has_perm_flags: the access vector cache lookup
+  AuditSyscallExit,  // __audit_syscall_exit: the audit hook on the syscall's return
   Count
 };
 constexpr int kFuncCount = static_cast<int>(Func::Count);

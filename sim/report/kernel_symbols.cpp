@@ -18,6 +18,12 @@ const char* atomic_symbol(const ipc::KernelPolicy& p) {
 
 }  // namespace
 
+std::string syscall_entry_symbol(const ipc::KernelPolicy& p) {
+  // Linux 4.2 renamed system_call to entry_SYSCALL_64 (x86/asm/entry), the release
+  // that also brought the queued spinlock: the generations' spinlock kind tells them apart.
+  return p.spinlock == ipc::SpinlockKind::Ticket ? "system_call" : "entry_SYSCALL_64";
+}
+
 std::string syscall_body_symbol(const ipc::KernelPolicy& p) {
   switch (p.sem_lock) {
     case LockProtocol::GlobalLock:
@@ -40,19 +46,28 @@ std::string kernel_symbol(Func f, const ipc::KernelPolicy& p) {
       return p.sem_lock == LockProtocol::GlobalLock ? "ipc_lock" : "ipc_obtain_object_check";
     case Func::PerformAtomic:
       return atomic_symbol(p);
+    case Func::SyscallEntry:
+      return syscall_entry_symbol(p);
     default:
       return machine::func_name(f);
   }
 }
 
 std::string kernel_stack(Func f, const ipc::KernelPolicy& p) {
-  const std::string sys = "entry_SYSCALL_64;" + syscall_body_symbol(p);
+  const std::string entry = syscall_entry_symbol(p);
+  const std::string sys = entry + ";" + syscall_body_symbol(p);
   const std::string sym = kernel_symbol(f, p);
   switch (f) {
     case Func::User:
       return "[user]";
     case Func::SyscallEntry:
-      return "entry_SYSCALL_64";
+      return entry;
+    case Func::AuditSyscallExit:
+      return entry + ";__audit_syscall_exit";
+    case Func::IpcHasPerm:  // also reached from ipcperms' security_ipc_permission()
+      return sys + ";security_sem_semop;ipc_has_perm";
+    case Func::AvcHasPerm:
+      return sys + ";security_sem_semop;ipc_has_perm;avc_has_perm_flags";
     case Func::Interrupt:
       return "[irq]";
     case Func::SysSemtimedop:

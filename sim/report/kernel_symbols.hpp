@@ -11,6 +11,8 @@
 //  - 3.9 (seed 000): _raw_spin_lock is called from ipc_lock (ipc_lock_check());
 //  - the March 2013 series (seed 001): _raw_spin_lock is called from sem_lock,
 //    still a function of its own there, from sys_semtimedop.
+// copy_user_enhanced_fast_string, ipc_has_perm, avc_has_perm_flags and
+// __audit_syscall_exit have rows of their own (commit 16df3674efe3's profiles).
 // The other sem.c functions keep rows of their own (none of the seeds shows
 // them folded; do_smart_update() has four callers).
 #pragma once
@@ -22,6 +24,8 @@
 
 namespace semsim::report {
 
+// The syscall entry and return: system_call (<= 4.1), entry_SYSCALL_64 (4.2+).
+std::string syscall_entry_symbol(const ipc::KernelPolicy& p);
 // The syscall body: sys_semtimedop (<= 3.9), SYSC_semtimedop (3.10-4.16), do_semtimedop.
 std::string syscall_body_symbol(const ipc::KernelPolicy& p);
 // The row perf shows f's time under, for kernel p.

@@ -100,7 +100,8 @@ TEST(Traffic, GlobalLock39) {
   EXPECT_EQ(count_kind(ev, AccessKind::Fence), 0);
   EXPECT_EQ(describe(ev),
             "A:sem_perm.lock@0 R:sem_perm.seq@0 R:sma->sem_nsems@2 R:sem_perm (deleted/perms)@0 "
-            "R:sem_perm.security@1 R:sma->sem_base@1 R:sem->semval@2 W:sem->semval@2 "
+            "R:sem_perm.security@1 R:sem_perm.security@1 R:sma->sem_base@1 R:sem->semval@2 "
+            "W:sem->semval@2 "
             "R:sma->complex_count@2 R:sem->pending@2 W:sma->sem_otime@1 W:sem_perm.lock@0");
 }
 
@@ -120,7 +121,8 @@ TEST(Traffic, Rwlock2013) {
   // under the lock (gen_rwlock.cpp).
   EXPECT_EQ(describe(ev),
             "R:sem_perm.seq@0 R:sma->sem_nsems@2 R:sem_perm (deleted/perms)@0 "
-            "R:sem_perm.security@1 A:sem_perm.lock@0 R:sma->complex_count@2 A:sem->lock@2 "
+            "R:sem_perm.security@1 R:sem_perm.security@1 A:sem_perm.lock@0 R:sma->complex_count@2 "
+            "A:sem->lock@2 "
             "R:sma->sem_base@1 R:sem->semval@2 W:sem->semval@2 R:sma->complex_count@2 "
             "R:sem->pending@2 R:sma->complex_count@2 W:sma->sem_otime@1 W:sem->lock@2 "
             "A:sem_perm.lock@0");
@@ -143,7 +145,8 @@ TEST(Traffic, PerSemLock310) {
   }
   EXPECT_EQ(describe(one_simple_op(*find_generation("per_sem_lock"))),
             "R:sem_perm.seq@1 R:sma->sem_nsems@2 R:sem_perm (deleted/perms)@0 "
-            "R:sem_perm.security@1 R:sma->complex_count@2 A:sem->lock@2 R:sma->complex_count@2 "
+            "R:sem_perm.security@1 R:sem_perm.security@1 R:sma->complex_count@2 A:sem->lock@2 "
+            "R:sma->complex_count@2 "
             "R:sem_perm.lock@0 R:sem_perm (deleted/perms)@0 R:sma->sem_base@1 R:sem->semval@2 "
             "W:sem->semval@2 R:sma->complex_count@2 R:sem->pending@2 R:sma->complex_count@2 "
             "W:sma->sem_otime@1 W:sem->lock@2");
@@ -168,7 +171,8 @@ TEST(Traffic, MovedOtime311) {
   EXPECT_EQ(count_kind(ev, AccessKind::Fence), 0);
   EXPECT_EQ(describe(ev),
             "R:sem_perm.seq@1 R:sma->sem_nsems@2 R:sem_perm (deleted/perms)@1 "
-            "R:sem_perm.security@1 R:sma->complex_count@2 A:sem->lock@3 R:sma->complex_count@2 "
+            "R:sem_perm.security@1 R:sem_perm.security@1 R:sma->complex_count@2 A:sem->lock@3 "
+            "R:sma->complex_count@2 "
             "R:sem_perm.lock@1 R:sem_perm (deleted/perms)@1 R:sma->sem_base@2 R:sem->semval@3 "
             "W:sem->semval@3 R:sem->semval@3 R:sma->pending@2 R:sem->pending@3 "
             "W:sem->sem_otime@3 W:sem->lock@3");
@@ -184,7 +188,8 @@ TEST(Traffic, WaitArray312To48) {
   EXPECT_EQ(count_kind(ev, AccessKind::Fence), 1);
   EXPECT_EQ(describe(ev),
             "R:sem_perm.seq@1 R:sma->sem_nsems@2 R:sem_perm (deleted/perms)@1 "
-            "R:sem_perm.security@1 R:sma->complex_count@2 A:sem->lock@3 R:sem_perm.lock@1 "
+            "R:sem_perm.security@1 R:sem_perm.security@1 R:sma->complex_count@2 A:sem->lock@3 "
+            "R:sem_perm.lock@1 "
             "F:barrier R:sma->complex_count@2 R:sem_perm (deleted/perms)@1 R:sma->sem_base@2 "
             "R:sem->semval@3 W:sem->semval@3 R:sem->semval@3 R:sma->pending@2 R:sem->pending@3 "
             "W:sem->sem_otime@3 W:sem->lock@3");
@@ -205,7 +210,8 @@ TEST(Traffic, ComplexMode49) {
   EXPECT_EQ(count_kind(ev, AccessKind::Fence), 1);
   EXPECT_EQ(describe(ev),
             "R:sem_perm.seq@1 R:sma->sem_nsems@2 R:sem_perm (deleted/perms)@1 "
-            "R:sem_perm.security@1 R:complex_mode/use_global_lock@3 A:sem->lock@4 F:barrier "
+            "R:sem_perm.security@1 R:sem_perm.security@1 R:complex_mode/use_global_lock@3 "
+            "A:sem->lock@4 F:barrier "
             "R:complex_mode/use_global_lock@3 R:sem_perm (deleted/perms)@1 R:sma->sem_base@2 "
             "R:sem->semval@4 W:sem->semval@4 R:sem->semval@4 R:sma->pending@2 R:sem->pending@4 "
             "W:sem->sem_otime@4 W:sem->lock@4");
@@ -222,7 +228,8 @@ TEST(Traffic, Hysteresis411AndCurrent) {
   EXPECT_EQ(count(ev, AccessKind::Read, Field::SemBase), 0);  // struct sem embedded (4.13)
   EXPECT_EQ(describe(ev),
             "R:sem_perm.seq@0 R:sma->sem_nsems@2 R:sem_perm (deleted/perms)@0 "
-            "R:sem_perm.security@0 R:sma->sem_nsems@2 R:complex_mode/use_global_lock@3 "
+            "R:sem_perm.security@0 R:sem_perm.security@0 R:sma->sem_nsems@2 "
+            "R:complex_mode/use_global_lock@3 "
             "A:sem->lock@4 R:complex_mode/use_global_lock@3 R:sem_perm (deleted/perms)@0 "
             "R:sem->semval@4 W:sem->semval@4 R:sem->semval@4 R:sma->pending@2 R:sem->pending@4 "
             "W:sem->sem_otime@4 W:sem->lock@4");
