@@ -62,8 +62,8 @@ void SmtCores::set_busy(int cpu, bool busy, Tick date, Tick now) {
 bool SmtCores::busy_at(int cpu, Tick t) const {
   const auto& h = cpus_[static_cast<std::size_t>(cpu)].history;
   // The latest transition dated at or before t (histories are a few entries long).
-  for (auto it = h.rbegin(); it != h.rend(); ++it)
-    if (it->first <= t) return it->second;
+  for (std::size_t j = h.size(); j-- > 0;)
+    if (h[j].first <= t) return h[j].second;
   return false;
 }
 
@@ -78,7 +78,8 @@ double SmtCores::work_in(int cpu, Tick a, Tick b) const {
   const auto& sibs = cpus_[static_cast<std::size_t>(cpu)].siblings;
   // The dates in (a, b) at which a sibling starts or stops cut the span into
   // pieces of constant rate.
-  std::vector<Tick> cuts;
+  std::vector<Tick>& cuts = cuts_;  // reused: this runs at every pass of every charge
+  cuts.clear();
   for (int s : sibs)
     for (const auto& [date, busy] : cpus_[static_cast<std::size_t>(s)].history)
       if (date > a && date < b) cuts.push_back(date);
