@@ -62,8 +62,8 @@ void SmtCores::set_busy(int cpu, bool busy, Tick date, Tick now) {
 bool SmtCores::busy_at(int cpu, Tick t) const {
   const auto& h = cpus_[static_cast<std::size_t>(cpu)].history;
   // The latest transition dated at or before t (histories are a few entries long).
-  for (std::size_t j = h.size(); j-- > 0;)
-    if (h[j].first <= t) return h[j].second;
+  for (auto it = h.rbegin(); it != h.rend(); ++it)
+    if (it->first <= t) return it->second;
   return false;
 }
 
