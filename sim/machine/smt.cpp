@@ -78,7 +78,8 @@ double SmtCores::work_in(int cpu, Tick a, Tick b) const {
   const auto& sibs = cpus_[static_cast<std::size_t>(cpu)].siblings;
   // The dates in (a, b) at which a sibling starts or stops cut the span into
   // pieces of constant rate.
-  std::vector<Tick> cuts;
+  std::vector<Tick>& cuts = cuts_;  // reused: this runs at every pass of every charge
+  cuts.clear();
   for (int s : sibs)
     for (const auto& [date, busy] : cpus_[static_cast<std::size_t>(s)].history)
       if (date > a && date < b) cuts.push_back(date);

@@ -90,6 +90,7 @@ class SmtCores {
   double spin_factor_ = 1.0;
   int threads_ = 1;
   std::vector<Cpu> cpus_;
+  mutable std::vector<Tick> cuts_;  // work_in()'s scratch (no allocation per pass)
 };
 
 }  // namespace semsim::machine

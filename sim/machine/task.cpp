@@ -62,23 +62,6 @@ const char* func_name(Func f) {
   return "?";
 }
 
-CpuCategory category_of(Func f) {
-  switch (f) {
-    case Func::User:
-      return CpuCategory::User;
-    case Func::SyscallEntry:
-      return CpuCategory::Syscall;
-    case Func::RawSpinLock:
-    case Func::RawReadLock:
-    case Func::RawWriteLock:
-      return CpuCategory::Spin;
-    case Func::Schedule:
-      return CpuCategory::ContextSwitch;
-    default:
-      return CpuCategory::Kernel;
-  }
-}
-
 const char* category_name(CpuCategory c) {
   switch (c) {
     case CpuCategory::User:

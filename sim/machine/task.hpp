@@ -67,7 +67,23 @@ const char* func_name(Func f);
 // context switch; idle is what is left of elapsed time).
 enum class CpuCategory : std::uint8_t { User, Syscall, Kernel, Spin, ContextSwitch, Count };
 constexpr int kCategoryCount = static_cast<int>(CpuCategory::Count);
-CpuCategory category_of(Func f);
+// Inline: SMT passes ask it of every sibling at every pass (machine/smt.cpp).
+constexpr CpuCategory category_of(Func f) {
+  switch (f) {
+    case Func::User:
+      return CpuCategory::User;
+    case Func::SyscallEntry:
+      return CpuCategory::Syscall;
+    case Func::RawSpinLock:
+    case Func::RawReadLock:
+    case Func::RawWriteLock:
+      return CpuCategory::Spin;
+    case Func::Schedule:
+      return CpuCategory::ContextSwitch;
+    default:
+      return CpuCategory::Kernel;
+  }
+}
 const char* category_name(CpuCategory c);
 
 using FuncTimes = std::array<Tick, kFuncCount>;
