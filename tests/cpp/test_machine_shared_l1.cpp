@@ -69,6 +69,7 @@ TEST(SharedL1, NoStoreOrRmwRidesASiblingsLockedRmw) {
       machine::CacheLine line("l");
       machine::LineContention c;
       c.smt_shared_l1 = shared;
+      c.rmw_conflict = 0;  // the ride alone: the queued RMWs' conflict is its own test's
       line.set_contention(c);
       EXPECT_EQ(line.access(topo, 2, Access::Rmw, 0), ns(90));
       EXPECT_EQ(line.access(topo, 0, Access::Rmw, ns(100)), ns(210));
