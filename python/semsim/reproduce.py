@@ -461,9 +461,12 @@ def finish(results: list[TargetResult], out_dir: str, settings: Settings, starte
     import sys
     import time
 
+    from .sweeps import gc_paused
+
     out = Path(out_dir)
-    path = write_report(results, out, settings)
-    write_plots(results, out)
+    with gc_paused():  # the results hold the swingbench programs: millions of objects
+        path = write_report(results, out, settings)
+        write_plots(results, out)
     passed = sum(1 for r in results for c in r.checks if c.passed)
     missed = sum(1 for r in results for c in r.checks if c.passed is False)
     for r in results:
