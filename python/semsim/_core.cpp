@@ -259,14 +259,15 @@ PYBIND11_MODULE(_core, m) {
         if (callback_error) throw std::move(*callback_error);
         py::list out;
         for (const auto& o : outcomes)
-          out.append(o.ok ? py::tuple(py::make_tuple(true, o.value.dump(2), std::string()))
+          out.append(o.ok ? py::tuple(py::make_tuple(true, o.value.dump(), std::string()))
                           : py::tuple(py::make_tuple(false, o.error_type, o.message)));
         return out;
       },
       py::arg("scenario_jsons"), py::arg("jobs"), py::arg("done") = py::none(),
       "Simulates several normalised scenarios, their runs sharing `jobs` forked processes "
-      "(the longest first); returns one (True, document) or (False, error_type, message) per "
-      "scenario, in order. done(i), if given, is called when scenario i's outcome is known.");
+      "(the longest first); returns one (True, document as compact JSON) or (False, error_type, "
+      "message) per scenario, in order. done(i), if given, is called when scenario i's outcome "
+      "is known.");
   m.def(
       "trace",
       [](const std::string& scenario_json, double from_ms, double to_ms, std::uint64_t limit) {

@@ -316,30 +316,32 @@ def reproduce(settings: Settings | None = None, only: list[str] | None = None,
     With ``uncertainty``, each check also gets its predicted range over the ranged
     assumptions of the machines the target uses (semsim.uncertainty.reproduce_ranges).
     """
-    from .api import check_jobs, load_scenario
-    from .sweeps import simulate_scenarios
+    from .api import _load_text, check_jobs
+    from .sweeps import gc_paused, simulate_normalized
 
     settings = settings or Settings()
     jobs = check_jobs(workers, "reproduce: --workers")
     out: list[TargetResult] = []
-    docs: list[dict[str, Any]] = []
+    texts: list[str] = []  # every scenario of the batch, normalized (as load_scenario does)
     labels: list[str] = []
-    owner: list[int] = []  # docs[i] belongs to out[owner[i]]
-    for target in TARGETS:
-        if only and target.name not in only:
-            continue
-        res = TargetResult(target)
-        try:
-            res.scenarios = target.scenarios(settings)
-            for doc in res.scenarios:  # bad input stops the target before anything runs
-                load_scenario(doc)
-        except Exception as exc:  # a missing generation or workload: reported, not fatal
-            res.error = f"{type(exc).__name__}: {exc}".splitlines()[0]
-        else:
-            docs += res.scenarios
-            labels += [f"reproduce scenario {target.name} #{j}" for j in range(len(res.scenarios))]
-            owner += [len(out)] * len(res.scenarios)
-        out.append(res)
+    owner: list[int] = []  # texts[i] belongs to out[owner[i]]
+    with gc_paused():  # the swingbench target's programs are many objects: sweeps.gc_paused
+        for target in TARGETS:
+            if only and target.name not in only:
+                continue
+            res = TargetResult(target)
+            try:
+                res.scenarios = target.scenarios(settings)
+                # Bad input stops the target before anything runs; the normalized text
+                # is what the batch simulates.
+                mine = [_load_text(doc, []) for doc in res.scenarios]
+            except Exception as exc:  # a missing generation or workload: reported, not fatal
+                res.error = f"{type(exc).__name__}: {exc}".splitlines()[0]
+            else:
+                texts += mine
+                labels += [f"reproduce scenario {target.name} #{j}" for j in range(len(res.scenarios))]
+                owner += [len(out)] * len(res.scenarios)
+            out.append(res)
     totals = [owner.count(t) for t in range(len(out))]
     counts = [0] * len(out)
 
@@ -349,7 +351,7 @@ def reproduce(settings: Settings | None = None, only: list[str] | None = None,
         if progress is not None:
             progress(f"{out[t].target.name}: {counts[t]}/{totals[t]} point{'s' if totals[t] != 1 else ''} done")
 
-    outcomes = simulate_scenarios(docs, jobs=jobs, done=done, labels=labels) if docs else []
+    outcomes = simulate_normalized(texts, jobs=jobs, done=done, names=labels) if texts else []
     for t, res in enumerate(out):
         if res.error:
             continue
@@ -470,9 +472,12 @@ def finish(results: list[TargetResult], out_dir: str, settings: Settings, starte
     import sys
     import time
 
+    from .sweeps import gc_paused
+
     out = Path(out_dir)
-    path = write_report(results, out, settings)
-    write_plots(results, out)
+    with gc_paused():  # the results hold the swingbench programs: millions of objects
+        path = write_report(results, out, settings)
+        write_plots(results, out)
     passed = sum(1 for r in results for c in r.checks if c.passed)
     missed = sum(1 for r in results for c in r.checks if c.passed is False)
     for r in results:

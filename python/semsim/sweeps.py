@@ -15,7 +15,9 @@ points come back in the product's order whatever order they finished in.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import copy
+import gc
 import itertools
 import json
 import logging
@@ -23,7 +25,7 @@ import os
 import signal
 import sys
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Union
 
 from . import _worker
@@ -471,24 +473,58 @@ def simulate_scenarios(docs: Sequence[ScenarioLike], *, jobs: int | None = None,
     """
     from . import api
 
-    njobs = api.check_jobs(jobs)
+    api.check_jobs(jobs)
     names = list(labels) if labels is not None else [f"{kind} #{i}" for i in range(len(docs))]
     texts = []
-    for index, doc in enumerate(docs):
-        try:
-            texts.append(json.dumps(load_scenario(doc), indent=2))
-        except InputError as exc:
-            raise InputError(f"{names[index]}: {exc}") from None
-    outcomes = api._require_core().simulate_batch(texts, njobs, done)
-    out: list[dict[str, Any] | Exception] = []
-    for index, outcome in enumerate(outcomes):
-        if outcome[0]:
-            out.append(json.loads(outcome[1]))
-        elif outcome[1] == "InputError":
-            out.append(InputError(f"{names[index]}: {outcome[2]}"))
-        else:
-            out.append(SimulationError(f"{names[index]}: {outcome[2]}"))
+    with gc_paused():
+        for index, doc in enumerate(docs):
+            try:
+                texts.append(api._load_text(doc, []))
+            except InputError as exc:
+                raise InputError(f"{names[index]}: {exc}") from None
+    return simulate_normalized(texts, jobs=jobs, done=done, names=names)
+
+
+def simulate_normalized(texts: Sequence[str], *, jobs: int | None = None,
+                        done: Callable[[int], Any] | None = None,
+                        names: Sequence[str] | None = None) -> list[dict[str, Any] | Exception]:
+    """:func:`simulate_scenarios` for scenarios given as the text ``api._load_text`` (the
+    normalization :func:`semsim.load_scenario` does) returned for them: a caller that has
+    checked its scenarios that way already (``semsim reproduce``) does not pay for it
+    twice. Messages name scenario i as ``names[i]`` (default ``scenario #i``)."""
+    from . import api
+
+    njobs = api.check_jobs(jobs)
+    names = list(names) if names is not None else [f"scenario #{i}" for i in range(len(texts))]
+    with gc_paused():
+        outcomes = api._require_core().simulate_batch(list(texts), njobs, done)
+        out: list[dict[str, Any] | Exception] = []
+        for index, outcome in enumerate(outcomes):
+            if outcome[0]:
+                out.append(json.loads(outcome[1]))
+            elif outcome[1] == "InputError":
+                out.append(InputError(f"{names[index]}: {outcome[2]}"))
+            else:
+                out.append(SimulationError(f"{names[index]}: {outcome[2]}"))
     return out
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off for the block (as it was, after it).
+
+    A batch's scenarios and results can be millions of small objects (the swingbench
+    target's programs), and the collector's passes over them cost seconds in the
+    process that forks the runs; they make no cycles worth collecting meanwhile
+    (reference counting frees them). Its passes also write to every object's header,
+    which makes the kernel copy the pages each live forked run still shares."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def assemble(base: Mapping[str, Any], points: list[SweepPoint], docs: list[dict[str, Any]],

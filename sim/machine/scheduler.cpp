@@ -1,6 +1,7 @@
 #include "machine/scheduler.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <string>
 
@@ -17,9 +18,13 @@ Scheduler::Scheduler(const Topology& topo, std::uint64_t seed, LockKind rq_lock)
     : topo_(topo),
       cpus_(static_cast<std::size_t>(topo.cpus())),
       smt_(topo),
+      idle_((cpus_.size() + 63) / 64, 0),
+      queued_(cpus_.size(), 0),
+      unpinned_(cpus_.size(), 0),
       rng_(seed),
       jitter_rng_(Rng::derive(seed, 1)) {
   const auto& p = topo.params();
+  for (int c = 0; c < cpus(); ++c) set_current(c, nullptr);  // every CPU starts idle
   for (int c = 0; c < cpus(); ++c) {
     state(c).rq_lock.set_name("rq->lock cpu" + std::to_string(c));
     if (p.noise_per_s > 0 && !p.noise_durations.empty())
@@ -75,9 +80,35 @@ void Scheduler::end_idle_period(CpuState& c, Tick t) {
   c.idle_stamp = -1;
 }
 
+void Scheduler::set_current(int cpu, Task* task) {
+  state(cpu).current = task;
+  const auto c = static_cast<std::size_t>(cpu);
+  const std::uint64_t bit = std::uint64_t{1} << (c % 64);
+  if (task == nullptr)
+    idle_[c / 64] |= bit;
+  else
+    idle_[c / 64] &= ~bit;
+}
+
+void Scheduler::push_runnable(int cpu, Task& task) {
+  const auto c = static_cast<std::size_t>(cpu);
+  cpus_[c].runqueue.push_back(&task);
+  ++queued_[c];
+  if (!task.pinned) ++unpinned_[c];
+}
+
+Task* Scheduler::pop_runnable(int cpu) {
+  const auto c = static_cast<std::size_t>(cpu);
+  Task* task = cpus_[c].runqueue.front();
+  cpus_[c].runqueue.pop_front();
+  --queued_[c];
+  if (!task->pinned) --unpinned_[c];
+  return task;
+}
+
 void Scheduler::run_on(Task& task, int cpu) {
   auto& c = state(cpu);
-  c.current = &task;
+  set_current(cpu, &task);
   if (task.cpu != cpu && task.state != TaskState::New) ++task.migrations;
   task.cpu = cpu;
   task.cpu_time = &c.time;
@@ -148,7 +179,7 @@ void Scheduler::start(Task& task) {
   }
   task.cpu = target;
   task.state = TaskState::Runnable;
-  c.runqueue.push_back(&task);
+  push_runnable(target, task);
   if (task.trace != nullptr) task.trace->runqueues(*this, task.cursor);
   task.actor->park();  // dispatch_next() sets our cursor and unparks us
 }
@@ -158,16 +189,23 @@ void Scheduler::pull_for_idle(int cpu, Tick t) {
   if (topo_.params().migration_cost > 0) state(cpu).idle_stamp = t;
   if (!newidle_allowed(this->cpu(cpu))) return;
   const auto movable = [&](const Task* task) { return !task->pinned && !cache_hot(*task, t); };
+  // Without a migration cost no task is cache-hot: a queue has a movable task iff it
+  // has an unpinned one, and the queues' tasks need not be looked at.
+  const bool any_unpinned_moves = topo_.params().migration_cost <= 0;
   int from = -1;
-  std::size_t longest = 0;
+  std::uint32_t longest = 0;
   for (int c = 0; c < cpus(); ++c) {
-    if (c == cpu) continue;
-    const auto& q = this->cpu(c).runqueue;
-    if (q.empty() || std::none_of(q.begin(), q.end(), movable)) continue;
-    if (from < 0 || q.size() > longest ||
-        (q.size() == longest && topo_.transfer(cpu, c) < topo_.transfer(cpu, from))) {
+    const auto i = static_cast<std::size_t>(c);
+    // A queue with no unpinned task has nothing movable; one shorter than the longest so
+    // far cannot be taken: neither needs a look at its tasks.
+    if (c == cpu || unpinned_[i] == 0 || (from >= 0 && queued_[i] < longest)) continue;
+    if (!any_unpinned_moves) {
+      const auto& q = this->cpu(c).runqueue;
+      if (std::none_of(q.begin(), q.end(), movable)) continue;
+    }
+    if (from < 0 || queued_[i] > longest || topo_.transfer(cpu, c) < topo_.transfer(cpu, from)) {
       from = c;
-      longest = q.size();
+      longest = queued_[i];
     }
   }
   if (from < 0) return;
@@ -176,7 +214,9 @@ void Scheduler::pull_for_idle(int cpu, Tick t) {
     if (!movable(*it)) continue;
     Task* pulled = *it;
     q.erase(std::next(it).base());
-    state(cpu).runqueue.push_back(pulled);
+    --queued_[static_cast<std::size_t>(from)];
+    --unpinned_[static_cast<std::size_t>(from)];
+    push_runnable(cpu, *pulled);
     state(cpu).idle_stamp = -1;  // pulled: not idle after all
     return;
   }
@@ -184,7 +224,7 @@ void Scheduler::pull_for_idle(int cpu, Tick t) {
 
 void Scheduler::dispatch_next(int cpu, Tick t, Tick now) {
   auto& c = state(cpu);
-  c.current = nullptr;
+  set_current(cpu, nullptr);
   c.resched = false;
   if (c.runqueue.empty()) pull_for_idle(cpu, t);
   if (c.runqueue.empty()) {
@@ -193,8 +233,7 @@ void Scheduler::dispatch_next(int cpu, Tick t, Tick now) {
     smt_.set_busy(cpu, false, t, now < 0 ? t : now);
     return;
   }
-  Task* next = c.runqueue.front();
-  c.runqueue.pop_front();
+  Task* next = pop_runnable(cpu);
   if (next->trace != nullptr) next->trace->runqueues(*this, t);
   run_on(*next, cpu);
   next->idle_until(t);
@@ -236,7 +275,7 @@ void Scheduler::maybe_preempt(Task& task) {
   ++task.involuntary_switches;
   switch_out(task);
   task.state = TaskState::Runnable;
-  c.runqueue.push_back(&task);
+  push_runnable(task.cpu, task);
   if (task.trace != nullptr) task.trace->runqueues(*this, task.cursor);
   dispatch_next(task.cpu, task.cursor);
   task.actor->park();
@@ -283,10 +322,11 @@ int Scheduler::pick_cpu_for_wakeup(const Task& waker, const Task& wakee) {
   // else take the nearest idle CPU, else go back to our own CPU's queue.
   if (cpu(wakee.cpu).current == nullptr) return wakee.cpu;
   int best = -1;
-  for (int c = 0; c < cpus(); ++c) {
-    if (cpu(c).current != nullptr) continue;
-    if (best < 0 || topo_.transfer(wakee.cpu, c) < topo_.transfer(wakee.cpu, best)) best = c;
-  }
+  for (std::size_t w = 0; w < idle_.size(); ++w)  // the idle CPUs in id order
+    for (std::uint64_t bits = idle_[w]; bits != 0; bits &= bits - 1) {
+      const int c = static_cast<int>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits)));
+      if (best < 0 || topo_.transfer(wakee.cpu, c) < topo_.transfer(wakee.cpu, best)) best = c;
+    }
   if (best >= 0) {
     // The search is not always made (SIS_UTIL): then the wakee queues where it ran.
     const double share = topo_.params().idle_search_share;
@@ -377,7 +417,7 @@ void Scheduler::wake(Task& waker, Task& wakee) {
   wakee.cpu = target;
   wakee.state = TaskState::Runnable;
   wakee.woken = true;
-  c.runqueue.push_back(&wakee);
+  push_runnable(target, wakee);
   if (waker.trace != nullptr) waker.trace->runqueues(*this, waker.cursor);
   // Across caches the busy target's running task takes the IPI and does the enqueue.
   if (remote_queue) c.ipis.post(waker.cursor, p.ipi_target);

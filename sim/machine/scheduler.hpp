@@ -66,6 +66,7 @@
 // user / syscall / kernel / spin / context switch and idle.
 #pragma once
 
+#include <cstdint>
 #include <deque>
 #include <optional>
 #include <vector>
@@ -139,6 +140,11 @@ class Scheduler {
   void dispatch_next(int cpu, Tick t, Tick now = -1);
   // Put `task` on `cpu` as its current task.
   void run_on(Task& task, int cpu);
+  // Every change of a CPU's current task or run queue goes through these, which keep
+  // the idle set and the queue counts below in step with it.
+  void set_current(int cpu, Task* task);
+  void push_runnable(int cpu, Task& task);
+  Task* pop_runnable(int cpu);
   // schedule() on the way out: the runqueue lock and half a context switch.
   // schedule()'s rq->lock section (the hold); returns the rest of the switch-out.
   Tick rq_section(Task& task);
@@ -166,6 +172,12 @@ class Scheduler {
   std::vector<CpuState> cpus_;
   std::deque<Spinlock> rq_locks_;  // on cpus_[c].rq_lock (a deque: a Spinlock does not move)
   SmtCores smt_;                   // which CPUs are busy when, for their siblings' work
+  // Derived state, for speed only (the choices are those of a scan over every CPU): the
+  // idle CPUs (current == nullptr) one bit each, so the wake-up's idle search visits only
+  // them, in id order; and per CPU its queued tasks and how many are unpinned, read by
+  // newidle balancing from two small arrays instead of from every queue and its tasks.
+  std::vector<std::uint64_t> idle_;
+  std::vector<std::uint32_t> queued_, unpinned_;
   Rng rng_;
   Rng jitter_rng_;
 };

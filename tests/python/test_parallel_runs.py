@@ -135,3 +135,28 @@ def test_batch_bad_input_names_the_scenario_before_anything_runs():
     good = semsim.load_scenario(DEFAULT_SCENARIO, **SMALL)
     with pytest.raises(semsim.InputError, match=r"case #1: threads"):
         sweeps.simulate_scenarios([good, dict(good, threads=[0])], kind="case")
+
+
+def test_batch_of_normalized_texts_gives_the_documents_of_the_scenarios():
+    # semsim reproduce normalizes each scenario once and simulates the texts.
+    docs = [semsim.load_scenario(DEFAULT_SCENARIO, **CASES[name]) for name in ("aim9", "oversubscribed")]
+    texts = [api._load_text(doc, []) for doc in docs]
+    assert sweeps.simulate_normalized(texts, jobs=2) == sweeps.simulate_scenarios(docs, jobs=2)
+    unknown = json.dumps(dict(json.loads(texts[0]), machine="no-such-machine-x"))
+    bad = sweeps.simulate_normalized([texts[0], unknown], names=["a", "b"])
+    assert isinstance(bad[0], dict) and isinstance(bad[1], semsim.InputError) and str(bad[1]).startswith("b: ")
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_gc_paused_restores_the_collector(enabled):
+    import gc
+
+    was = gc.isenabled()
+    try:
+        (gc.enable if enabled else gc.disable)()
+        with pytest.raises(RuntimeError), sweeps.gc_paused():
+            assert not gc.isenabled()
+            raise RuntimeError("the block failed")
+        assert gc.isenabled() == enabled
+    finally:
+        (gc.enable if was else gc.disable)()
