@@ -92,8 +92,9 @@ struct LineStats {
 // the published lock curves (mctop_locks, both machines; `semsim reproduce
 // --only locks`): c = 0 / 0.5 / 1 / 1.5 give a shape median |error| of
 // 13.7 / 10.6 / 12.1 / 9.6 % and 23 / 25 / 24 / 24 of the 31 checks passing,
-// so the curves favour any c in 0.5-1.5 over none without pinning it
-// (validation/rwlock-2013.md has the grid and what it moves).
+// so the curves favour any c in 0.5-1.5 over none without pinning it; with
+// the no-ride rule above in place c = 0.5 / 1 / 1.5 give 13.3 / 12.0 / 15.7 %
+// and 24 of 31 each, so c = 1 stays (validation/rwlock-2013.md has both grids).
 inline constexpr double kRmwConflict = 1.0;
 
 struct LineContention {
