@@ -19,7 +19,6 @@ Scheduler::Scheduler(const Topology& topo, std::uint64_t seed, LockKind rq_lock)
       cpus_(static_cast<std::size_t>(topo.cpus())),
       smt_(topo),
       idle_((cpus_.size() + 63) / 64, 0),
-      queued_(cpus_.size(), 0),
       unpinned_(cpus_.size(), 0),
       rng_(seed),
       jitter_rng_(Rng::derive(seed, 1)) {
@@ -93,7 +92,6 @@ void Scheduler::set_current(int cpu, Task* task) {
 void Scheduler::push_runnable(int cpu, Task& task) {
   const auto c = static_cast<std::size_t>(cpu);
   cpus_[c].runqueue.push_back(&task);
-  ++queued_[c];
   if (!task.pinned) ++unpinned_[c];
 }
 
@@ -101,7 +99,6 @@ Task* Scheduler::pop_runnable(int cpu) {
   const auto c = static_cast<std::size_t>(cpu);
   Task* task = cpus_[c].runqueue.front();
   cpus_[c].runqueue.pop_front();
-  --queued_[c];
   if (!task->pinned) --unpinned_[c];
   return task;
 }
@@ -193,19 +190,18 @@ void Scheduler::pull_for_idle(int cpu, Tick t) {
   // has an unpinned one, and the queues' tasks need not be looked at.
   const bool any_unpinned_moves = topo_.params().migration_cost <= 0;
   int from = -1;
-  std::uint32_t longest = 0;
+  std::size_t longest = 0;
   for (int c = 0; c < cpus(); ++c) {
-    const auto i = static_cast<std::size_t>(c);
+    const auto& q = this->cpu(c).runqueue;
     // A queue with no unpinned task has nothing movable; one shorter than the longest so
     // far cannot be taken: neither needs a look at its tasks.
-    if (c == cpu || unpinned_[i] == 0 || (from >= 0 && queued_[i] < longest)) continue;
-    if (!any_unpinned_moves) {
-      const auto& q = this->cpu(c).runqueue;
-      if (std::none_of(q.begin(), q.end(), movable)) continue;
-    }
-    if (from < 0 || queued_[i] > longest || topo_.transfer(cpu, c) < topo_.transfer(cpu, from)) {
+    if (c == cpu || unpinned_[static_cast<std::size_t>(c)] == 0 ||
+        (from >= 0 && q.size() < longest))
+      continue;
+    if (!any_unpinned_moves && std::none_of(q.begin(), q.end(), movable)) continue;
+    if (from < 0 || q.size() > longest || topo_.transfer(cpu, c) < topo_.transfer(cpu, from)) {
       from = c;
-      longest = queued_[i];
+      longest = q.size();
     }
   }
   if (from < 0) return;
@@ -214,7 +210,6 @@ void Scheduler::pull_for_idle(int cpu, Tick t) {
     if (!movable(*it)) continue;
     Task* pulled = *it;
     q.erase(std::next(it).base());
-    --queued_[static_cast<std::size_t>(from)];
     --unpinned_[static_cast<std::size_t>(from)];
     push_runnable(cpu, *pulled);
     state(cpu).idle_stamp = -1;  // pulled: not idle after all

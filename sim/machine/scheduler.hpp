@@ -174,10 +174,10 @@ class Scheduler {
   SmtCores smt_;                   // which CPUs are busy when, for their siblings' work
   // Derived state, for speed only (the choices are those of a scan over every CPU): the
   // idle CPUs (current == nullptr) one bit each, so the wake-up's idle search visits only
-  // them, in id order; and per CPU its queued tasks and how many are unpinned, read by
-  // newidle balancing from two small arrays instead of from every queue and its tasks.
+  // them, in id order; and per CPU how many queued tasks are unpinned, so newidle
+  // balancing skips a queue with none without looking at its tasks.
   std::vector<std::uint64_t> idle_;
-  std::vector<std::uint32_t> queued_, unpinned_;
+  std::vector<std::uint32_t> unpinned_;
   Rng rng_;
   Rng jitter_rng_;
 };
