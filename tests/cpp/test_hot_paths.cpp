@@ -24,11 +24,7 @@ machine::SmtCores& with_history(machine::SmtCores& smt) {
 }
 
 config::MachineParams smt_machine() {
-  auto m = machine_test::uniform_machine(4);
-  m.cores_per_die = 2;
-  m.threads_per_core = 2;
-  m.smt_adjacent = true;
-  m.lat_smt = ns_to_ticks(10);
+  auto m = machine_test::smt_pairs_machine(4);
   m.smt_compute_slowdown = kSlowdown;
   return m;
 }

@@ -42,6 +42,17 @@ inline config::MachineParams uniform_machine(int cpus, double transfer_ns = 100)
   return m;
 }
 
+// uniform_machine reshaped as cores of 2 hardware threads, siblings numbered
+// adjacently (CPUs 0-1 core 0, 2-3 core 1, ...), sibling transfer 10 ns.
+inline config::MachineParams smt_pairs_machine(int cpus, double transfer_ns = 100) {
+  auto m = uniform_machine(cpus, transfer_ns);
+  m.cores_per_die = cpus / 2;
+  m.threads_per_core = 2;
+  m.smt_adjacent = true;
+  m.lat_smt = ns_to_ticks(10);
+  return m;
+}
+
 // Tasks with stable addresses, each bound to its own actor.
 struct TaskSet {
   core::Simulation sim;

@@ -13,12 +13,7 @@ namespace {
 using machine::Access;
 
 machine::Topology smt_topology() {
-  auto m = machine_test::uniform_machine(4, 100);
-  m.cores_per_die = 2;
-  m.threads_per_core = 2;
-  m.smt_adjacent = true;
-  m.lat_smt = ns_to_ticks(10);
-  return machine::Topology(m);
+  return machine::Topology(machine_test::smt_pairs_machine(4, 100));
 }
 
 Tick ns(double v) { return ns_to_ticks(v); }

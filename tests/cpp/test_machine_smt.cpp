@@ -33,11 +33,7 @@ const Tick kW = ns_to_ticks(1000);
 
 // uniform_machine reshaped as 2 cores x 2 threads, siblings numbered adjacently.
 config::MachineParams smt_machine(double slowdown = kSlowdown) {
-  auto m = machine_test::uniform_machine(4);
-  m.cores_per_die = 2;
-  m.threads_per_core = 2;
-  m.smt_adjacent = true;
-  m.lat_smt = ns_to_ticks(10);
+  auto m = machine_test::smt_pairs_machine(4);
   m.smt_compute_slowdown = slowdown;
   return m;
 }

@@ -35,12 +35,18 @@ void set_cost(Json& machine, const std::string& key, double ns) {
   machine["costs_ns"][key] = {{"value", ns}, {"source", "test: a stressing value"}};
 }
 
+// A shipped preset under a name of the fuzz test's own.
+Json preset_as(const char* file, const char* name) {
+  Json m = load_file(fs::path(SEMSIM_SOURCE_DIR) / "cpu_models" / file);
+  m["name"] = name;
+  return m;
+}
+
 // host-default with a VM guest's wake-up costs (the calibration of 2026-12-01's
 // Firecracker guest: kicking a halted vCPU ~42 us, the reschedule IPI ~19 us) and
 // OS noise of 20 us interruptions.
 Json vm_guest() {
-  Json m = load_file(fs::path(SEMSIM_SOURCE_DIR) / "cpu_models/host-default.json");
-  m["name"] = "fuzz-vm-guest";
+  Json m = preset_as("host-default.json", "fuzz-vm-guest");
   set_cost(m, "ipi", 42'000);
   set_cost(m, "wakeup_waker", 42'400);
   set_cost(m, "resched_ipi", 19'000);
@@ -62,8 +68,7 @@ Json vm_guest_no_store_buffer() {
 // An SMT machine of 8 sockets (siblings share a core: smt.cpp's passes) with
 // the same noise and long reschedule IPIs.
 Json smt_sockets() {
-  Json m = load_file(fs::path(SEMSIM_SOURCE_DIR) / "cpu_models/westmere-ex-160.json");
-  m["name"] = "fuzz-smt-sockets";
+  Json m = preset_as("westmere-ex-160.json", "fuzz-smt-sockets");
   set_cost(m, "resched_ipi", 19'000);
   m["os_noise"] = vm_guest()["os_noise"];
   return m;
@@ -72,8 +77,7 @@ Json smt_sockets() {
 // 8 sockets whose cross-LLC wake-ups queue the wakee on the target, whose
 // running task pays the IPI's handler (ipi_target, machine/ipi_queue.hpp).
 Json remote_wakeup_ipis() {
-  Json m = load_file(fs::path(SEMSIM_SOURCE_DIR) / "cpu_models/box-64.json");
-  m["name"] = "fuzz-remote-ipis";
+  Json m = preset_as("box-64.json", "fuzz-remote-ipis");
   set_cost(m, "ipi_target", 5'000);
   m["os_noise"] = vm_guest()["os_noise"];
   return m;
