@@ -44,6 +44,33 @@ def test_xeon24_shape_and_ratios(results, prefix):
     assert c.passed, f"{c.what}: published {c.published}, predicted {c.predicted}"
 
 
+def test_stride_hot_share_counts_semaphore_0():
+    # 10 threads on 10 semaphores: gcd(t, 10) for t = 1..9 is 1,2,1,2,5,2,1,2,1 (17), plus
+    # thread 0 always there (10): 27 of 100.
+    assert rp.stride_hot_share(10) == pytest.approx(0.27)
+    assert rp.stride_hot_share(60) > rp.stride_hot_share(50) > rp.stride_hot_share(100)
+    # Primes: only thread 0 returns to semaphore 0 more than once per n pairs.
+    assert rp.stride_hot_share(7) == pytest.approx((7 + 6) / 49)
+
+
+def test_hot_sensitivity_of_the_published_rows():
+    # The published per-sem and rwlock rows follow the hot share; vanilla (one lock for
+    # the array) does not care which semaphore is used.
+    assert rp.hot_sensitivity([float(v) for v in rp.SEED001["per_sem_lock"]]) > 5
+    assert rp.hot_sensitivity([float(v) for v in rp.SEED001["rwlock"]]) > 1.5
+    assert abs(rp.hot_sensitivity([float(v) for v in rp.SEED001["global_lock"]])) < 0.3
+
+
+# The model's misses per op follow the hot semaphore 0 (its stride share), but one line's
+# queue absorbs them: rwlock 0.16 / per-sem 0.74 against a published 2.13 / 6.80
+# (validation/xeon24-growth.md). Strict: the day they pass, this mark must go.
+@pytest.mark.xfail(strict=True, reason="one saturated line absorbs the hot semaphore's misses")
+@pytest.mark.parametrize("prefix", ["rwlock: follows the hot semaphore", "per-sem: follows the hot semaphore"])
+def test_xeon24_follows_the_hot_semaphore(results, prefix):
+    c = _check(results["xeon24"], prefix)
+    assert c.passed, f"{c.what}: published {c.published}, predicted {c.predicted}"
+
+
 # The 3.9 share (47.8 % predicted against 59.7 % published at default settings) is a
 # known miss: see the issue note; only the 3.10-rc2 share is asserted.
 @pytest.mark.parametrize("prefix", ["3.10-rc2 _raw_spin_lock share"])
