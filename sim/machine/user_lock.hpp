@@ -46,10 +46,10 @@ struct UserLockStats {
   std::uint64_t acquisitions = 0;  // counted at release
   std::uint64_t rereads = 0;       // re-reads of a watched line after a write to it
   // Diagnostics (validation/lock-curves.md); nothing here changes when things happen.
-  std::uint64_t rmws = 0;        // locked RMWs on the lock's line (TAS/TTAS attempts, xadd, xchg)
-  Tick hold = 0;                 // acquisition to the release's issue, summed
-  Tick handover = 0;             // a release's visibility to the next acquisition, summed
-  std::uint64_t handovers = 0;   // acquisitions that followed a release (handover's count)
+  std::uint64_t rmws = 0;       // locked RMWs on the lock's line (TAS/TTAS attempts, xadd, xchg)
+  Tick hold = 0;                // acquisition to the release's issue, summed
+  Tick handover = 0;            // a release's visibility to the next acquisition, summed
+  std::uint64_t handovers = 0;  // acquisitions that followed a release (handover's count)
   // The next acquirer's distance from the last releaser (Self: the releaser again).
   std::array<std::uint64_t, kDistanceClasses> winner{};
 };

@@ -16,12 +16,12 @@
 #include <string>
 
 #include "config/machine_config.hpp"
-#include "core/rng.hpp"
 #include "machine/placement.hpp"
 #include "machine/scheduler.hpp"
 #include "machine/store_buffer.hpp"
 #include "machine/user_lock.hpp"
 #include "test_machine_harness.hpp"
+#include "workloads/lock_stress.hpp"
 
 namespace semsim {
 namespace {
@@ -42,19 +42,14 @@ Diag run_diag(const config::MachineParams& m, machine::UserLockKind kind, int n)
     data.emplace_back("data" + std::to_string(i)).set_contention(machine::lock_stress_contention());
   const auto order = machine::placement_order(topo, machine::Placement::CoresFirst);
   const Tick critical = machine::cycles_to_ticks(topo, 1000);
-  // SEMSIM_DIAG_SHUFFLE=1: the threads first reach the lock in a random order.
-  std::vector<int> rank(static_cast<std::size_t>(n));
-  for (int i = 0; i < n; ++i) rank[static_cast<std::size_t>(i)] = i;
-  if (std::getenv("SEMSIM_DIAG_SHUFFLE") != nullptr) {
-    Rng rng(7);
-    for (std::size_t i = rank.size(); i > 1; --i)
-      std::swap(rank[i - 1], rank[static_cast<std::size_t>(rng.below(i))]);
-  }
+  // The workload's first arrivals (seed 1); SEMSIM_DIAG_THREAD_ORDER=1: in thread order.
+  const bool thread_order = std::getenv("SEMSIM_DIAG_THREAD_ORDER") != nullptr;
   machine_test::TaskSet set;
   for (int i = 0; i < n; ++i) {
     set.add(order[static_cast<std::size_t>(i)], [&, i](machine::Task& t) {
       sched.start(t);
-      t.advance_to(t.cursor + rank[static_cast<std::size_t>(i)] * ns_to_ticks(1));
+      t.advance_to(t.cursor + (thread_order ? i * ns_to_ticks(1)
+                                            : workloads::lock_stress_first_arrival(1, i)));
       for (;;) {
         lock.lock(topo, t);
         {
@@ -112,7 +107,8 @@ TEST(LockCurveDiag, PerAcquisition) {
       {"westmere", "westmere-ex-160", 160}};
   std::printf(
       "lock   machine          N   kops/s  cyc/acq   hold  handover  rmw/acq  "
-      "line xfer/acq [smt die sock 1hop 2hop]  data xfer/acq  winner%% [self smt die sock 1h 2h]\n");
+      "line xfer/acq [smt die sock 1hop 2hop]  data xfer/acq  winner%% [self smt die sock 1h "
+      "2h]\n");
   for (auto kind : {machine::UserLockKind::Tas, machine::UserLockKind::Ttas,
                     machine::UserLockKind::Ticket, machine::UserLockKind::Mcs}) {
     if (!wanted("SEMSIM_DIAG_LOCKS", machine::user_lock_name(kind))) continue;
@@ -128,10 +124,12 @@ TEST(LockCurveDiag, PerAcquisition) {
                   cyc(d.lock.hold, acq), cyc(d.lock.handover, ho),
                   static_cast<double>(d.lock.rmws) / acq);
       for (int c = 1; c < machine::kDistanceClasses; ++c)
-        std::printf("%5.2f", static_cast<double>(d.line.transfers[static_cast<std::size_t>(c)]) / acq);
+        std::printf("%5.2f",
+                    static_cast<double>(d.line.transfers[static_cast<std::size_t>(c)]) / acq);
       std::printf("   %5.2f        ", static_cast<double>(d.data.misses()) / acq);
       for (int c = 0; c < machine::kDistanceClasses; ++c)
-        std::printf("%4.0f", 100.0 * static_cast<double>(d.lock.winner[static_cast<std::size_t>(c)]) / ho);
+        std::printf("%4.0f",
+                    100.0 * static_cast<double>(d.lock.winner[static_cast<std::size_t>(c)]) / ho);
       std::printf("\n");
       std::fflush(stdout);
     }
