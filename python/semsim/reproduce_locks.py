@@ -25,10 +25,13 @@ TAS ``while (xchg) PAUSE`` (src/spinlock.c), MCS ``while (I->waiting) PAUSE`` on
 thread's own node after ``I->waiting = 1; mfence; pred->next = I`` (src/mcs.c); libslock's
 own ticket lock backs off in proportion to its distance from the head (src/ticket.c,
 TICKET_BASE_WAIT 512 nops, sched_yield beyond 20), which the "no_backoff" curves
-presumably lack. The model's MCS is ~2.1x too fast on both machines at every N (about
-1,450-1,500 cycles per acquisition missing, the same in cycles on both machines, and
-independent of the hand-over distance: the Opteron MCS is flat from 6 to 48 threads),
-so it is no transfer cost; what it is remains open.
+presumably lack. The model's MCS is 1.5-1.9x too fast on both machines at every N (about
+1,200-1,500 cycles per acquisition missing, the same in cycles on both machines and at every
+N, while its growth with N matches the published one), so it is no transfer cost; what it is
+remains open (validation/lock-curves.md, with the model's per-acquisition statistics).
+The threads reach the lock first in a random order (workloads/lock_stress.cpp
+lock_stress_first_arrival): with no delay the queue's order repeats for the whole run, and in
+thread order it handed over within the socket 9 times in 10.
 
 Placement: ``cores-first``, the mctop allocator's MCTOP_ALLOC_MIN_LAT_CORES
 (machine/placement.hpp): one hardware thread per core, socket by socket in

@@ -62,6 +62,22 @@ void UserLock::lock(const Topology& topo, Task& task) {
       lock_mcs(topo, task);
       break;
   }
+  acquired(topo, task);
+}
+
+void UserLock::acquired(const Topology& topo, const Task& task) {
+  acquired_at_ = task.cursor;
+  if (released_by_ < 0) return;
+  ++stats_.handovers;
+  stats_.handover += std::max<Tick>(0, task.cursor - released_visible_);
+  ++stats_.winner[static_cast<std::size_t>(topo.distance(released_by_, task.cpu))];
+  released_by_ = -1;
+}
+
+void UserLock::released(const Task& task, Tick visible) {
+  stats_.hold += task.cursor - acquired_at_;
+  released_visible_ = visible;
+  released_by_ = task.cpu;
 }
 
 // The state a request sees is the state at its issue date: the line serves
@@ -71,6 +87,7 @@ void UserLock::lock(const Topology& topo, Task& task) {
 void UserLock::lock_tas(const Topology& topo, Task& task) {
   for (;;) {
     const Tick done = issue_rmw(topo, task, line_);
+    ++stats_.rmws;
     const bool won = !held_;
     held_ = true;
     task.advance_to(done);
@@ -83,6 +100,7 @@ void UserLock::lock_ttas(const Topology& topo, Task& task) {
     spin_on_line(topo, task, line_, stats_.rereads, [&] { return !held_; });
     // The xchg invalidates the other spinners' copies (the line wakes them).
     const Tick done = issue_rmw(topo, task, line_);
+    ++stats_.rmws;
     const bool won = !held_;
     held_ = true;
     task.advance_to(done);
@@ -127,6 +145,7 @@ void UserLock::unlock(const Topology& topo, Task& task) {
   }
   // TAS/TTAS: the word = 0; ticket: now_serving + 1. A plain store.
   const IssuedStore release = issue_store(topo, task, line_);
+  released(task, release.visible);
   if (kind_ == UserLockKind::Ticket)
     ++now_serving_;
   else
@@ -146,6 +165,7 @@ void UserLock::unlock_mcs(const Topology& topo, Task& task) {
     const Tick done = issue_rmw(topo, task, line_);
     const bool alone = tail_ == task.cpu;
     if (alone) tail_ = -1;
+    if (alone) released(task, done);
     task.advance_to(done);
     if (alone) return;
     // A successor took the tail and is linking: wait for its store into our node.
@@ -156,6 +176,7 @@ void UserLock::unlock_mcs(const Topology& topo, Task& task) {
   }
   Node& s = nodes_[static_cast<std::size_t>(succ)];
   const IssuedStore handed = issue_store(topo, task, s.line);
+  released(task, handed.visible);
   s.waiting = false;
   task.advance_to(handed.issued);  // the line wakes the successor once it is visible
 }

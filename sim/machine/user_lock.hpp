@@ -20,6 +20,7 @@
 // kernel's ticket spinlock and rwlock share).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <string>
@@ -44,6 +45,13 @@ inline LineContention lock_stress_contention() { return calibrated_line_contenti
 struct UserLockStats {
   std::uint64_t acquisitions = 0;  // counted at release
   std::uint64_t rereads = 0;       // re-reads of a watched line after a write to it
+  // Diagnostics (validation/lock-curves.md); nothing here changes when things happen.
+  std::uint64_t rmws = 0;       // locked RMWs on the lock's line (TAS/TTAS attempts, xadd, xchg)
+  Tick hold = 0;                // acquisition to the release's issue, summed
+  Tick handover = 0;            // a release's visibility to the next acquisition, summed
+  std::uint64_t handovers = 0;  // acquisitions that followed a release (handover's count)
+  // The next acquirer's distance from the last releaser (Self: the releaser again).
+  std::array<std::uint64_t, kDistanceClasses> winner{};
 };
 
 class UserLock {
@@ -84,6 +92,11 @@ class UserLock {
   int tail_ = -1;                                    // MCS: the CPU of the last queued node
   std::deque<Node> nodes_;
   UserLockStats stats_;
+  // Diagnostics: the holder's acquisition date and the last release.
+  void acquired(const Topology& topo, const Task& task);
+  void released(const Task& task, Tick visible);
+  Tick acquired_at_ = 0, released_visible_ = -1;
+  int released_by_ = -1;
 };
 
 }  // namespace semsim::machine

@@ -3,6 +3,9 @@
 // SimContext; the workload's registry entry is in lock_stress.cpp.
 #pragma once
 
+#include <cstdint>
+
+#include "core/time.hpp"
 #include "workloads/sim_tasks.hpp"
 
 namespace semsim::workloads {
@@ -12,5 +15,10 @@ namespace semsim::workloads {
 // lines, release, delay, for ever; each acquisition counts as one op
 // (task.semops, so ops_per_s = acquisitions/s).
 TaskBody lock_stress_task_body(SimContext& ctx, int index);
+
+// When task `index` of a run with seed `seed` first reaches the lock, after
+// its start: a seeded draw in [0, 1 us), so the tasks' first requests reach
+// the lock in a random order (the why is at the definition).
+Tick lock_stress_first_arrival(std::uint64_t seed, int index);
 
 }  // namespace semsim::workloads

@@ -198,3 +198,40 @@ TEST(UserLocks, UnknownKindIsAnInputError) {
 
 }  // namespace
 }  // namespace semsim
+
+namespace semsim {
+namespace {
+
+// The diagnostics of validation/lock-curves.md count what the lock did. MCS,
+// 4 CPUs at one distance T = 100 ns: every acquisition but the window's first
+// follows a release by another CPU (the queue hands on), at distance SameDie;
+// the holder's time is the critical section (1000 ns) plus its store to the
+// data line (this harness's store stalls: the line comes from the last holder,
+// T, plus the L1 write, 1 ns) = 1101 ns; the hand-over (release visible -> next acquisition) is the
+// successor's re-read of its node, T, plus the hit that returns. TAS, 2 CPUs:
+// at least one xchg per acquisition, and every hand-over goes to the other CPU
+// (the releaser's own xchg queues behind the spinner's).
+TEST(UserLocks, DiagnosticsCountHandOversHoldsAndWinners) {
+  CurveLoad load;
+  load.critical_cycles = 1000;
+  const auto mcs = run_lock_curve(machine_1ghz(4, 100), UserLockKind::Mcs, 4, load);
+  const auto& s = mcs.stats;
+  ASSERT_GT(s.acquisitions, 100u);
+  EXPECT_NEAR(static_cast<double>(s.handovers), static_cast<double>(s.acquisitions), 1.0);
+  EXPECT_EQ(s.winner[static_cast<std::size_t>(machine::Distance::SameDie)], s.handovers);
+  EXPECT_EQ(s.rmws, 0u);  // counted for TAS / TTAS only
+  const double hold_ns = ticks_to_ns(s.hold) / static_cast<double>(s.acquisitions);
+  const double handover_ns = ticks_to_ns(s.handover) / static_cast<double>(s.handovers);
+  EXPECT_GE(hold_ns, 1101.0);
+  EXPECT_LT(hold_ns, 1102.0);
+  EXPECT_GE(handover_ns, 100.0);
+  EXPECT_LT(handover_ns, 110.0);
+
+  const auto tas = run_lock_curve(machine_1ghz(2, 100), UserLockKind::Tas, 2, load);
+  EXPECT_GE(tas.stats.rmws, tas.stats.acquisitions);
+  EXPECT_EQ(tas.stats.winner[static_cast<std::size_t>(machine::Distance::SameDie)],
+            tas.stats.handovers);
+}
+
+}  // namespace
+}  // namespace semsim

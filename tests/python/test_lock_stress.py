@@ -21,9 +21,12 @@ def _rates(result):
 
 
 def test_mcs_flat_ticket_degrades_on_opteron():
+    # MCS: within the reproduce target's 15 % of the published 701,214 / 763,378 = 0.919
+    # (the queue hands on at the mean distance of a random order: 0.82 since the threads
+    # reach the lock in a random order; 0.94 in thread order).
     mcs = _rates(semsim.simulate(_scenario("mcs", [6, 48])))
     ticket = _rates(semsim.simulate(_scenario("ticket", [6, 48])))
-    assert mcs[1] / mcs[0] > 0.85
+    assert abs((mcs[1] / mcs[0]) / (701214 / 763378) - 1) <= 0.15
     assert ticket[1] / ticket[0] < 0.5
 
 
@@ -135,3 +138,15 @@ def test_tas_falls_once_siblings_spin_with_xchg():
     # release skipped the queue and TAS at 160 came out 2.0x its 80-thread rate.
     r80, r160 = _curve("westmere-ex-160", "tas", [80, 160], 2.0)
     assert r160 < r80
+
+
+def test_threads_reach_the_lock_in_a_random_order():
+    # Published (mctop_lock_backoff_diassrv8.csv, MCS no_backoff): 40 threads over 20 =
+    # 676,807 / 754,798 = 0.897: from 2 sockets to 4 the hand-over to the next queued node
+    # gets farther. The MCS queue repeats the order of the threads' first requests
+    # (workloads/lock_stress.cpp first_arrival); in thread order (cores-first) it hands on
+    # within the socket 9 times in 10 and the curve stayed flat (0.983); in a random order
+    # the hand-over is at the mean distance of the threads' CPUs.
+    r20, r40 = _curve("westmere-ex-80", "mcs", [20, 40], 0.5)
+    assert r40 / r20 < 0.95
+    assert abs((r40 / r20) / (676807 / 754798) - 1) <= 0.1
