@@ -224,7 +224,8 @@ _LEADING_COLUMNS = ("threads", "kernel", "machine", "ops_per_s", "ops_per_s_ci95
 
 
 def ops_interval(point: Mapping[str, Any]) -> tuple[float, float] | None:
-    """A simulated point's 95 % confidence interval of ``ops_per_s`` (its ``run_length``), or None.
+    """A simulated point's 95 % confidence interval of ``ops_per_s`` (its ``run_length``, pooled
+    over the point's seeds: ``ops_per_s`` is their mean), or None.
 
     None for measured points, run-to-completion workloads, and workloads whose run
     length follows their own figure (``run_length.counter`` is then ``rounds``).

@@ -288,14 +288,17 @@ def _points_table(result: api.Result, out: TextIO) -> None:
 
 
 def _run_length_cells(rl: Any) -> list[str]:
-    """A simulated point's interval (relative half-width) and the simulated time it used."""
+    """A simulated point's interval (relative half-width, pooled over its runs) and the
+    simulated time it used (in total, over its runs)."""
     if not isinstance(rl, dict) or not rl.get("applicable"):
         return ["-", "to completion"]
     width = "-" if rl.get("half_width_rel") is None else f"+-{100 * rl['half_width_rel']:.2f}%"
     if rl.get("counter") == "rounds":
         width += " (rounds)"
-    state = "" if not rl.get("precision") else (" reached" if rl.get("reached") else " ceiling")
-    return [width, f"{rl.get('simulated_ms', 0):.2f} ms{state}"]
+    runs = int(rl.get("pooled_runs", 1))
+    state = "" if not rl.get("precision") else (" reached" if rl.get("reached") else " not reached")
+    over = f" in {runs} runs" if runs > 1 else ""
+    return [width, f"{rl.get('simulated_ms', 0):.2f} ms{over}{state}"]
 
 
 def _write_result(result: api.Result, output: str | None) -> None:

@@ -34,6 +34,21 @@
 //   precision 0 switches this off: the window is [warmup_ms, ceiling] as
 //   always, and the interval is still reported.
 //
+// Repeats (R seeds of a point, independent replications): the precision is the
+// POINT's, not each run's. The point's estimate is the mean of its runs' rates,
+// and its interval pools theirs (pool_repeats(): the variance of the mean is
+// sum se_i^2 / R^2, Student-t on the Welch-Satterthwaite degrees of freedom).
+// Runs of equal width then meet `precision` together when each meets
+// precision * sqrt(R), so each run stops at that (RunLength's `repeats`), from
+// max(10, ceil(20 / R)) batches on: the pooled interval has sum(k_i - 1) >= 18
+// degrees of freedom, as one run of 20 batches has 19. Each run decides alone,
+// from its own integer dates and counts: runs in parallel processes give the
+// same bytes whichever ends first. The pooled interval is widened by the
+// Birge ratio sqrt(Q / (R - 1)) when Cochran's Q says the runs disagree more
+// than their own intervals allow (seeds settling in different steady states);
+// the batches' independence is tested again on all runs together (the mean of
+// their von Neumann statistics), since a run of 10 batches tests it weakly.
+//
 // Everything is integer simulated time and integer counts: the same scenario
 // and seed give the same stop date and the same bytes.
 #pragma once
@@ -58,12 +73,19 @@ struct Mser {
 // batch of 5 is ignored). Fewer than two batches: nothing accepted.
 Mser mser5(const std::vector<double>& x);
 
+// Chi-square 0.95 quantile with df degrees of freedom (table to 30, then
+// Wilson-Hilferty, error < 0.1 %).
+double chi2_95(int df);
+
 struct BatchCi {
   int batches = 0;
   double mean = 0;           // mean of the batch means
   double half_width = 0;     // t(0.975, k-1) * s / sqrt(k)
+  double von_neumann = 0;    // C = 1 - sum of squared successive differences / (2 SS)
   bool independent = false;  // the von Neumann test does not reject independence
 };
+// The one-sided (alpha 0.1) bound of C for k independent batch means.
+double von_neumann_bound(int batches);
 // Batch means of equal batches: the interval for their mean. Fewer than two
 // batches: batches < 2 and nothing else set.
 BatchCi batch_ci(const std::vector<double>& batch_means);
@@ -86,14 +108,48 @@ class DoublingBatches {
   std::vector<std::int64_t> sums_;
 };
 
+// One run of a point, as pool_repeats() needs it.
+struct RunEstimate {
+  double rate = 0;        // the counter's rate over the run's window
+  double std_error = 0;   // of that rate (the batch-means half-width over its t quantile)
+  int batches = 0;        // k: the interval has k - 1 degrees of freedom
+  double von_neumann = 0; // the batch means' C statistic
+  bool valid = false;     // the run stands: warm-up detected, >= 2 batches
+};
+struct PooledCi {
+  int runs = 0;
+  double mean = 0;         // of the runs' rates (equal weight: replications of one length rule)
+  double std_error = 0;    // sqrt(sum se_i^2) / R
+  double dof = 0;          // Welch-Satterthwaite, floored to an integer for the t quantile
+  double half_width = 0;   // t(0.975, dof) * std_error, times the Birge ratio if inconsistent
+  double dispersion = 0;   // Cochran's Q / (R - 1) (0 for one run)
+  bool consistent = true;  // Q <= chi2_95(R - 1)
+  bool independent = false;  // mean of the C statistics within its one-sided alpha 0.1 bound
+  bool valid = false;        // every run valid
+};
+// The interval of the mean of independent runs (see the header comment). One
+// run: its own interval exactly.
+PooledCi pool_repeats(const std::vector<RunEstimate>& runs);
+
+// The point's "run_length" object from its distinct runs' own ones (in seed
+// order; a copy of another run, made by a seed that changed nothing, is not an
+// independent run and is left out by the caller): the pooled interval, the
+// simulated time per run and in total, whether the point's precision was
+// reached, and every run's own object under "runs".
+Json pooled_run_length(const std::vector<Json>& runs);
+
 class RunLength {
  public:
   static constexpr int kMinBatches = 20;
+  static constexpr int kMinRepeatBatches = 10;  // per run, with repeats > 1
+  // The batches a run of a point with `repeats` runs needs at least.
+  static int min_batches(int repeats);
   static constexpr std::size_t kMinMserObservations = 50;  // 10 MSER batches
   // warmup_end: warmup_ms (the minimum warm-up); ceiling: warmup_ms +
   // duration_ms; precision 0: off. min_batch: the shortest batch, the model's
   // slowest period (batches shorter than it cannot see its variation).
-  RunLength(Tick warmup_end, Tick ceiling, double precision, Tick min_batch = 0);
+  // repeats: the point's runs (this one stops at precision * sqrt(repeats)).
+  RunLength(Tick warmup_end, Tick ceiling, double precision, Tick min_batch = 0, int repeats = 1);
 
   enum class Step { Continue, Begin, Stop };
   // The date the timekeeper must call observe() next.
@@ -101,7 +157,7 @@ class RunLength {
   // The counter's cumulative value at next_date(): whether the window begins
   // or ends now. The caller begins or ends its WindowStats accordingly.
   Step observe(Tick now, std::int64_t count);
-  // The "run_length" object of the point: precision, reached, interval of the
+  // The "run_length" object of the run: precision, reached, interval of the
   // counter's rate, detected warm-up, simulated time used. `counter` names
   // what was counted ("semops" or "rounds").
   Json to_json(const char* counter) const;
@@ -111,7 +167,8 @@ class RunLength {
   void begin(Tick now, std::int64_t count, bool detected);
   bool evaluate(Tick now, std::int64_t count);  // updates the interval; reached?
   Tick warmup_end_, ceiling_, interval_, next_;
-  double precision_;
+  double precision_, target_;  // the point's precision; this run's (precision * sqrt(repeats))
+  int min_batches_;
   enum class Phase { Start, Warmup, Window, Done } phase_ = Phase::Start;
   std::int64_t last_ = 0, begin_count_ = 0;
   std::vector<double> warmup_obs_;
