@@ -229,7 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("reproduce", help="reproduce the seeds' published comparisons; Markdown report + plots")
     p.add_argument("-o", "--output", default="report", metavar="DIR", help="report directory (default: report)")
     p.add_argument("--duration-ms", type=float, default=20.0, help="simulated window per point (default 20)")
-    p.add_argument("--seeds", type=int, default=3, help="seeds per point, median reported (default 3)")
+    p.add_argument("--seeds", type=int, default=3, help="seeds per point, their mean reported (default 3)")
     p.add_argument("--only", default=None,
                    help="comma-separated targets: xeon24, laptop4, aim9, swingbench, seed002, locks")
     p.add_argument("-j", "--workers", "--jobs", metavar="N", default=None,

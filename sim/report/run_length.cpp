@@ -197,11 +197,6 @@ Tick observation_interval(Tick warmup_end, Tick ceiling) {
 double ms(Tick t) { return static_cast<double>(t) / kTicksPerMs; }
 }  // namespace
 
-int RunLength::min_batches(int repeats) {
-  return repeats <= 1 ? kMinBatches
-                      : std::max(kMinRepeatBatches, (kMinBatches + repeats - 1) / repeats);
-}
-
 RunLength::RunLength(Tick warmup_end, Tick ceiling, double precision, Tick min_batch, int repeats)
     : warmup_end_(warmup_end),
       ceiling_(ceiling),
@@ -209,8 +204,7 @@ RunLength::RunLength(Tick warmup_end, Tick ceiling, double precision, Tick min_b
       next_(warmup_end % interval_),  // the grid runs through warmup_end
       precision_(precision),
       target_(repeats <= 1 ? precision : precision * std::sqrt(static_cast<double>(repeats))),
-      min_batches_(min_batches(repeats)),
-      batches_(min_batches_, std::max<Tick>(1, (min_batch + interval_ - 1) / interval_)) {}
+      batches_(kMinBatches, std::max<Tick>(1, (min_batch + interval_ - 1) / interval_)) {}
 
 void RunLength::begin(Tick now, std::int64_t count, bool detected) {
   phase_ = Phase::Window;
@@ -234,7 +228,7 @@ bool RunLength::evaluate(Tick now, std::int64_t count) {
   // window is exactly the complete batches, as at an early stop).
   const double covered = static_cast<double>(interval_ * batches_.per_batch() * ci_.batches);
   half_width_ = ci_.half_width * std::sqrt(covered / static_cast<double>(window));
-  return target_ > 0 && detected_ && ci_.batches >= min_batches_ && ci_.independent &&
+  return target_ > 0 && detected_ && ci_.batches >= kMinBatches && ci_.independent &&
          rate_ > 0 && half_width_ <= target_ * rate_;
 }
 
@@ -255,7 +249,7 @@ RunLength::Step RunLength::observe(Tick now, std::int64_t count) {
       return Step::Stop;
     }
     if (completed && precision_ > 0 && detected_ &&
-        batches_.sums().size() >= static_cast<std::size_t>(min_batches_) && evaluate(now, count)) {
+        batches_.sums().size() >= static_cast<std::size_t>(kMinBatches) && evaluate(now, count)) {
       reached_ = true;
       stop_ = now;
       phase_ = Phase::Done;
@@ -306,7 +300,6 @@ Json RunLength::to_json(const char* counter) const {
     j["std_error_per_s"] = nullptr;
   }
   j["batches"] = ci_.batches;
-  j["min_batches"] = min_batches_;
   j["von_neumann"] = ci_.von_neumann;
   j["batch_ms"] = ms(interval_ * batches_.per_batch());
   j["batches_independent"] = ci_.independent;
@@ -336,7 +329,7 @@ Json pooled_run_length(const std::vector<Json>& runs) {
     e.von_neumann = rl.value("von_neumann", 0.0);
     e.std_error = rl["std_error_per_s"].is_null() ? 0.0 : rl["std_error_per_s"].get<double>();
     e.valid = rl["warmup_detected"].get<bool>() && !rl["ci95_per_s"].is_null();
-    enough = enough && e.batches >= rl["min_batches"].get<int>();
+    enough = enough && e.batches >= RunLength::kMinBatches;
     estimates.push_back(e);
     // A seed-free point's first run, made at the looser per-run precision, is
     // simulated time too (rerun_after_ms): the point then ran once more alone.
