@@ -328,8 +328,8 @@ Json pooled_run_length(const std::vector<Json>& runs) {
     e.batches = rl["batches"].get<int>();
     e.von_neumann = rl.value("von_neumann", 0.0);
     e.std_error = rl["std_error_per_s"].is_null() ? 0.0 : rl["std_error_per_s"].get<double>();
-    e.valid = rl["warmup_detected"].get<bool>() && !rl["ci95_per_s"].is_null();
-    enough = enough && e.batches >= RunLength::kMinBatches;
+    e.valid = !rl["ci95_per_s"].is_null();  // an interval (precision 0 has one too)
+    enough = enough && e.batches >= RunLength::kMinBatches && rl["warmup_detected"].get<bool>();
     estimates.push_back(e);
     // A seed-free point's first run, made at the looser per-run precision, is
     // simulated time too (rerun_after_ms): the point then ran once more alone.
@@ -354,21 +354,22 @@ Json pooled_run_length(const std::vector<Json>& runs) {
   j["rate_per_s"] = ci.mean;
   if (runs.size() == 1) {  // its own interval, to the bit
     for (const char* key : {"ci95_per_s", "half_width_rel", "std_error_per_s"}) j[key] = first[key];
-    j["dof"] = first["batches"].get<int>() >= 2 ? Json(first["batches"].get<int>() - 1) : Json();
+    j["dof"] = first["ci95_per_s"].is_null() ? Json() : Json(first["batches"].get<int>() - 1);
   } else if (ci.valid && std::isfinite(ci.half_width)) {
     j["ci95_per_s"] = {ci.mean - ci.half_width, ci.mean + ci.half_width};
     j["half_width_rel"] = ci.mean > 0 ? ci.half_width / ci.mean : 0.0;
     j["std_error_per_s"] = ci.std_error;
-    j["dof"] = ci.dof;
+    j["dof"] = static_cast<int>(ci.dof);
   } else {
     j["ci95_per_s"] = nullptr;
     j["half_width_rel"] = nullptr;
     j["std_error_per_s"] = nullptr;
     j["dof"] = nullptr;
   }
-  j["batches_independent"] = ci.independent;
-  j["runs_consistent"] = ci.consistent;
-  if (std::isfinite(ci.dispersion))
+  j["batches_independent"] =
+      runs.size() == 1 ? first["batches_independent"] : Json(ci.valid && ci.independent);
+  j["runs_consistent"] = ci.valid ? Json(ci.consistent) : Json();
+  if (ci.valid && std::isfinite(ci.dispersion))
     j["dispersion"] = ci.dispersion;
   else
     j["dispersion"] = nullptr;

@@ -119,7 +119,7 @@ struct RunEstimate {
   double std_error = 0;   // of that rate (the batch-means half-width over its t quantile)
   int batches = 0;        // k: the interval has k - 1 degrees of freedom
   double von_neumann = 0; // the batch means' C statistic
-  bool valid = false;     // the run stands: warm-up detected, >= 2 batches
+  bool valid = false;     // the run has an interval (>= 2 batches)
 };
 struct PooledCi {
   int runs = 0;
@@ -130,7 +130,7 @@ struct PooledCi {
   double dispersion = 0;   // Cochran's Q / (R - 1) (0 for one run)
   bool consistent = true;  // Q <= chi2_95(R - 1)
   bool independent = false;  // mean of the C statistics within its one-sided alpha 0.1 bound
-  bool valid = false;        // every run valid
+  bool valid = false;        // every run has an interval
 };
 // The interval of the mean of independent runs (see the header comment). One
 // run: its own interval exactly.

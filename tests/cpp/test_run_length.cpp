@@ -164,7 +164,7 @@ TEST(RunLength, DisagreeingRunsWidenThePooledInterval) {
   EXPECT_NEAR(ci.dispersion, 100.0, 1e-9);
   EXPECT_NEAR(ci.half_width, 10.0 * report::student_t975(57) / std::sqrt(3.0), 1e-9);
   report::RunEstimate bad = estimate(100, 1, 20);
-  bad.valid = false;  // e.g. its warm-up was never detected
+  bad.valid = false;  // e.g. fewer than two batches: no interval of its own
   EXPECT_FALSE(report::pool_repeats({estimate(100, 1, 20), bad}).valid);
 }
 
@@ -417,6 +417,24 @@ TEST(RunLength, ThreeRepeatsPoolToThePointsPrecision) {
   driver::SimulateOptions two;
   two.jobs = 2;
   EXPECT_EQ(driver::simulate(parse_scenario(doc), two).dump(), a.dump());
+}
+
+// Precision 0 (fixed windows): the point's interval is still pooled over its
+// seeds, and never declared reached.
+TEST(RunLength, FixedWindowsStillPoolTheirIntervals) {
+  auto doc = scenario();
+  doc["workload"]["pattern"] = "random";
+  doc["threads"] = 2;
+  doc["duration_ms"] = 2;
+  doc["precision"] = 0;
+  doc["repeats"] = 3;
+  const Json p = run(doc)["points"][0];
+  const auto& rl = p["run_length"];
+  ASSERT_EQ(rl["pooled_runs"].get<int>(), 3) << rl.dump();
+  ASSERT_FALSE(rl["ci95_per_s"].is_null()) << rl.dump();
+  EXPECT_FALSE(rl["reached"].get<bool>());
+  EXPECT_DOUBLE_EQ(rl["simulated_ms"].get<double>(), 3 * 2.5);
+  expect_inside(p);
 }
 
 // A point whose seeds change nothing (no random draw): its copies are not
