@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <numeric>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -40,12 +41,9 @@ Json assemble(const Scenario& scenario, const config::MachineParams& machine,
     // A run byte-identical to an earlier one of its point is a copy (its seed
     // changed nothing: run_runs), not an independent replication: pooled once.
     std::vector<std::size_t> distinct;
-    for (std::size_t i = 0; i < runs.size(); ++i) {
-      const std::string text = runs[i].dump();
-      if (std::none_of(distinct.begin(), distinct.end(),
-                       [&](std::size_t d) { return runs[d].dump() == text; }))
-        distinct.push_back(i);
-    }
+    std::set<std::string> texts;  // membership only: the order stays the seeds'
+    for (std::size_t i = 0; i < runs.size(); ++i)
+      if (texts.insert(runs[i].dump()).second) distinct.push_back(i);
     // The point's figures are the median run's (the lower one for an even
     // count), so they come from one real run; its ops_per_s is the mean of the
     // distinct runs, the estimate whose interval run_length pools.

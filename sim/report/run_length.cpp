@@ -146,7 +146,8 @@ PooledCi pool_repeats(const std::vector<RunEstimate>& runs) {
   double wsum = 0, wmean = 0;
   bool exact = false;
   for (const auto& run : runs) {
-    if (run.std_error <= 0) exact = true;
+    if (run.std_error <= 0)
+      exact = true;
     else {
       wsum += 1.0 / (run.std_error * run.std_error);
       wmean += run.rate / (run.std_error * run.std_error);
@@ -228,8 +229,8 @@ bool RunLength::evaluate(Tick now, std::int64_t count) {
   // window is exactly the complete batches, as at an early stop).
   const double covered = static_cast<double>(interval_ * batches_.per_batch() * ci_.batches);
   half_width_ = ci_.half_width * std::sqrt(covered / static_cast<double>(window));
-  return target_ > 0 && detected_ && ci_.batches >= kMinBatches && ci_.independent &&
-         rate_ > 0 && half_width_ <= target_ * rate_;
+  return target_ > 0 && detected_ && ci_.batches >= kMinBatches && ci_.independent && rate_ > 0 &&
+         half_width_ <= target_ * rate_;
 }
 
 RunLength::Step RunLength::observe(Tick now, std::int64_t count) {

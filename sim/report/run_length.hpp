@@ -115,20 +115,20 @@ class DoublingBatches {
 
 // One run of a point, as pool_repeats() needs it.
 struct RunEstimate {
-  double rate = 0;        // the counter's rate over the run's window
-  double std_error = 0;   // of that rate (the batch-means half-width over its t quantile)
-  int batches = 0;        // k: the interval has k - 1 degrees of freedom
-  double von_neumann = 0; // the batch means' C statistic
-  bool valid = false;     // the run has an interval (>= 2 batches)
+  double rate = 0;         // the counter's rate over the run's window
+  double std_error = 0;    // of that rate (the batch-means half-width over its t quantile)
+  int batches = 0;         // k: the interval has k - 1 degrees of freedom
+  double von_neumann = 0;  // the batch means' C statistic
+  bool valid = false;      // the run has an interval (>= 2 batches)
 };
 struct PooledCi {
   int runs = 0;
-  double mean = 0;         // of the runs' rates (equal weight: replications of one length rule)
-  double std_error = 0;    // sqrt(sum se_i^2) / R
-  double dof = 0;          // Welch-Satterthwaite, floored to an integer for the t quantile
-  double half_width = 0;   // t(0.975, dof) * std_error, times the Birge ratio if inconsistent
-  double dispersion = 0;   // Cochran's Q / (R - 1) (0 for one run)
-  bool consistent = true;  // Q <= chi2_95(R - 1)
+  double mean = 0;           // of the runs' rates (equal weight: replications of one length rule)
+  double std_error = 0;      // sqrt(sum se_i^2) / R
+  double dof = 0;            // Welch-Satterthwaite, floored to an integer for the t quantile
+  double half_width = 0;     // t(0.975, dof) * std_error, times the Birge ratio if inconsistent
+  double dispersion = 0;     // Cochran's Q / (R - 1) (0 for one run)
+  bool consistent = true;    // Q <= chi2_95(R - 1)
   bool independent = false;  // mean of the C statistics within its one-sided alpha 0.1 bound
   bool valid = false;        // every run has an interval
 };

@@ -135,8 +135,8 @@ report::RunEstimate estimate(double rate, double se, int batches) {
 // dof = 9^2 / ((1 + 16 + 16) / 19) = 46.6 -> 46; Cochran's Q around the
 // weighted mean (100: weights 1, 1/4, 1/4) = 0 + 4/4 + 4/4 = 2, over 2 dof.
 TEST(RunLength, PooledIntervalOfThreeRunsMatchesTheOracle) {
-  const auto ci = report::pool_repeats(
-      {estimate(100, 1, 20), estimate(102, 2, 20), estimate(98, 2, 20)});
+  const auto ci =
+      report::pool_repeats({estimate(100, 1, 20), estimate(102, 2, 20), estimate(98, 2, 20)});
   ASSERT_TRUE(ci.valid);
   EXPECT_EQ(ci.runs, 3);
   EXPECT_DOUBLE_EQ(ci.mean, 100.0);
@@ -158,8 +158,8 @@ TEST(RunLength, OnePooledRunIsItsOwnInterval) {
 // Runs further apart than their intervals allow (Q = 200 on 2 dof): the
 // interval widens by the Birge ratio sqrt(Q / 2) = 10.
 TEST(RunLength, DisagreeingRunsWidenThePooledInterval) {
-  const auto ci = report::pool_repeats(
-      {estimate(100, 1, 20), estimate(110, 1, 20), estimate(90, 1, 20)});
+  const auto ci =
+      report::pool_repeats({estimate(100, 1, 20), estimate(110, 1, 20), estimate(90, 1, 20)});
   EXPECT_FALSE(ci.consistent);
   EXPECT_NEAR(ci.dispersion, 100.0, 1e-9);
   EXPECT_NEAR(ci.half_width, 10.0 * report::student_t975(57) / std::sqrt(3.0), 1e-9);
