@@ -56,7 +56,7 @@ def main() -> int:
         ok = lo <= ref <= hi
         covered += ok
         total += 1
-        print(f"seed {doc['seed']} start {doc['warmup_ms']:6.1f} ms: window {rl['window_ms']:6.1f} ms, "
+        print(f"seed {doc['seed']} start {doc['warmup_ms']:6.1f} ms: window {rl['runs'][0]['window_ms']:6.1f} ms, "
               f"{100 * (rl['rate_per_s'] / ref - 1):+.3f} % +-{100 * rl['half_width_rel']:.3f} % "
               f"{'covers' if ok else 'MISSES'}")
     print(f"coverage {covered}/{total} (reference: {args.reference_ms} ms from {args.reference_from} ms)")

@@ -224,7 +224,8 @@ _LEADING_COLUMNS = ("threads", "kernel", "machine", "ops_per_s", "ops_per_s_ci95
 
 
 def ops_interval(point: Mapping[str, Any]) -> tuple[float, float] | None:
-    """A simulated point's 95 % confidence interval of ``ops_per_s`` (its ``run_length``), or None.
+    """A simulated point's 95 % confidence interval of ``ops_per_s`` (its ``run_length``, pooled
+    over the point's seeds: ``ops_per_s`` is their mean), or None.
 
     None for measured points, run-to-completion workloads, and workloads whose run
     length follows their own figure (``run_length.counter`` is then ``rounds``).
@@ -398,8 +399,11 @@ class RunProgress(NamedTuple):
     point, seed by seed; with more, several go at once (the longest first) and their
     reports interleave. ``simulated_ns`` is the simulated time the run has done, ``target_ns`` its
     ceiling (``warmup_ms + duration_ms``; 0 for a workload that runs to completion).
-    With ``adaptive`` the run stops once its interval is narrow enough (``precision``),
-    which may be well before the ceiling.
+    With ``adaptive`` the run stops once its interval is narrow enough (``precision`` x
+    sqrt(``seeds``): the point's interval pools its seeds'), which may be well before the
+    ceiling. A point whose first seed made no random draw has its first run made again,
+    alone at ``precision`` (its other seeds are copies): that run then reports twice, the
+    second attempt from 0 again.
     """
 
     point: int  # 1-based

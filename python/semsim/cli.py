@@ -229,7 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("reproduce", help="reproduce the seeds' published comparisons; Markdown report + plots")
     p.add_argument("-o", "--output", default="report", metavar="DIR", help="report directory (default: report)")
     p.add_argument("--duration-ms", type=float, default=20.0, help="simulated window per point (default 20)")
-    p.add_argument("--seeds", type=int, default=3, help="seeds per point, median reported (default 3)")
+    p.add_argument("--seeds", type=int, default=3, help="seeds per point, their mean reported (default 3)")
     p.add_argument("--only", default=None,
                    help="comma-separated targets: xeon24, laptop4, aim9, swingbench, seed002, locks")
     p.add_argument("-j", "--workers", "--jobs", metavar="N", default=None,
@@ -288,14 +288,17 @@ def _points_table(result: api.Result, out: TextIO) -> None:
 
 
 def _run_length_cells(rl: Any) -> list[str]:
-    """A simulated point's interval (relative half-width) and the simulated time it used."""
+    """A simulated point's interval (relative half-width, pooled over its runs) and the
+    simulated time it used (in total, over its runs)."""
     if not isinstance(rl, dict) or not rl.get("applicable"):
         return ["-", "to completion"]
     width = "-" if rl.get("half_width_rel") is None else f"+-{100 * rl['half_width_rel']:.2f}%"
     if rl.get("counter") == "rounds":
         width += " (rounds)"
-    state = "" if not rl.get("precision") else (" reached" if rl.get("reached") else " ceiling")
-    return [width, f"{rl.get('simulated_ms', 0):.2f} ms{state}"]
+    runs = int(rl.get("pooled_runs", 1))
+    state = "" if not rl.get("precision") else (" reached" if rl.get("reached") else " not reached")
+    over = f" in {runs} runs" if runs > 1 else ""
+    return [width, f"{rl.get('simulated_ms', 0):.2f} ms{over}{state}"]
 
 
 def _write_result(result: api.Result, output: str | None) -> None:

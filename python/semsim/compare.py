@@ -118,8 +118,9 @@ def match_points(simulated: Result, measured: Result) -> list[dict[str, Any]]:
     median of the measured runs; ``exceeds_spread`` is true when the prediction
     lies outside the measured runs' [min, max]. ``predicted_min_ops_per_s`` and
     ``predicted_max_ops_per_s`` are the simulated spread over the seeds;
-    ``predicted_ci95`` is the reported run's 95 % interval of ``ops_per_s``
-    (:func:`semsim.api.ops_interval`), None where there is none.
+    ``predicted_ci95`` is the point's 95 % interval of ``ops_per_s`` (the mean of
+    its seeds), pooled over its runs (:func:`semsim.api.ops_interval`), None where
+    there is none.
     ``foreign_cpu_share`` is what other processes used of the host's CPUs during
     the measured window (None where the runner could not tell) and ``host_busy``
     is true when it exceeds :data:`HOST_BUSY_SHARE`: such a point measured the
@@ -238,7 +239,7 @@ class Comparison:
             busy = "-" if foreign is None else f"{foreign:.2f}" + (" busy" if r.get("host_busy") else "")
             predicted = _fmt_ops(r["predicted_ops_per_s"])
             ci = r.get("predicted_ci95")
-            if ci and r["predicted_ops_per_s"]:  # the simulated run's 95 % interval, as +-%
+            if ci and r["predicted_ops_per_s"]:  # the point's 95 % interval (pooled over its seeds), as +-%
                 predicted += f" +-{50 * (ci[1] - ci[0]) / r['predicted_ops_per_s']:.1f}%"
             lines.append([f"{r['threads']} threads", predicted, measured, error, exceeds, busy])
         widths = [max(len(row[i]) for row in [header, *lines]) for i in range(len(header))]

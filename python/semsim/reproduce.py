@@ -415,7 +415,7 @@ def write_report(results: list[TargetResult], out_dir: Path, settings: Settings)
     out_dir.mkdir(parents=True, exist_ok=True)
     lines = ["# semsim reproduce", "",
              f"Simulated window {settings.duration_ms} ms after {settings.warmup_ms} ms warm-up, "
-             f"median of {settings.seeds} seeds per point. Ratios against the published figures of "
+             f"mean of {settings.seeds} seeds per point. Ratios against the published figures of "
              "the seeds; no parameter tuned to any table.", ""]
     for r in results:
         lines += [f"## {r.target.title}", ""]

@@ -23,9 +23,10 @@ struct Scenario {
   std::vector<int> threads;   // one point per value
   double duration_ms = 20.0;  // measured (simulated or real) window
   double warmup_ms = 2.0;     // discarded window before it
-  // Adaptive run length: stop once the throughput's 95 % interval is within
-  // +-precision (relative); duration_ms is the ceiling, warmup_ms the minimum
-  // warm-up. 0: off, run the full duration (report/run_length.hpp).
+  // Adaptive run length: stop once the point's throughput 95 % interval, pooled
+  // over its repeats, is within +-precision (relative); duration_ms is each
+  // run's ceiling, warmup_ms the minimum warm-up. 0: off, run the full duration
+  // (report/run_length.hpp).
   double precision = 0.01;
   std::uint64_t seed = 1;
   int repeats = 1;  // seeds (simulator) or runs (native) per point

@@ -79,6 +79,10 @@ void report_copied_run(const RunProgress& of, std::uint64_t run) {
 
 void report_copied_run() { report_copied_run(last_run, ++runs_begun); }
 
+void renumber_next_run() {
+  if (runs_begun > 0) --runs_begun;
+}
+
 ProgressHook set_progress_hook(ProgressHook hook) {
   runs_begun = 0;
   return std::exchange(progress_hook(), std::move(hook));
@@ -184,7 +188,10 @@ Json run_point(const Scenario& scenario, const config::MachineParams& machine,
     // grid and begins and ends the window where RunLength says (adaptive run
     // length; precision 0: at warmup_ms and at the ceiling).
     const Tick warmup_end = ns_to_ticks(scenario.warmup_ms * 1e6);
-    run_length.emplace(warmup_end, cap, scenario.precision, slowest_period(machine, ntasks));
+    // Each of the point's runs stops at precision * sqrt(repeats): their pooled
+    // interval (driver/simulate.cpp) is the one that must meet `precision`.
+    run_length.emplace(warmup_end, cap, scenario.precision, slowest_period(machine, ntasks),
+                       scenario.repeats);
     const bool by_rounds = !w.own_figure().name.empty();
     auto counted = [&] {
       std::uint64_t n = 0;

@@ -38,6 +38,8 @@ void report_progress(const RunProgress& progress);
 void report_copied_run(const RunProgress& of, std::uint64_t run);
 // The same for a copy of the latest run of this process, numbered as the next run.
 void report_copied_run();
+// The next run of this process takes the latest run's number (it is that run again).
+void renumber_next_run();
 
 // Statistics of one run's measurement window, as JSON (see report/). With a
 // recorder, the run's trace events also go there (the run itself is the same).

@@ -4,12 +4,14 @@
 #include <filesystem>
 #include <numeric>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 
 #include "core/errors.hpp"
 #include "core/rng.hpp"
 #include "driver/run_point.hpp"
+#include "report/run_length.hpp"
 #include "workloads/registry.hpp"
 
 namespace semsim::driver {
@@ -36,14 +38,31 @@ Json assemble(const Scenario& scenario, const config::MachineParams& machine,
       seeds.push_back(specs[i].seed);
       runs.push_back(all_runs[i]);
     }
-    // Report the median run (the lower one for an even count), so every
-    // figure of a point comes from one real run; the spread goes beside it.
+    // A run byte-identical to an earlier one of its point is a copy (its seed
+    // changed nothing: run_runs), not an independent replication: pooled once.
+    std::vector<std::size_t> distinct;
+    std::set<std::string> texts;  // membership only: the order stays the seeds'
+    for (std::size_t i = 0; i < runs.size(); ++i)
+      if (texts.insert(runs[i].dump()).second) distinct.push_back(i);
+    // The point's figures are the median run's (the lower one for an even
+    // count), so they come from one real run; its ops_per_s is the mean of the
+    // distinct runs, the estimate whose interval run_length pools.
     std::vector<std::size_t> order(runs.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
       return runs[a]["ops_per_s"].get<double>() < runs[b]["ops_per_s"].get<double>();
     });
-    Json point = runs[order[(order.size() - 1) / 2]];
+    const std::size_t median = order[(order.size() - 1) / 2];
+    Json point = runs[median];
+    double mean = 0;
+    for (std::size_t d : distinct)
+      mean += runs[d]["ops_per_s"].get<double>() / static_cast<double>(distinct.size());
+    point["ops_per_s"] = mean;
+    if (point["run_length"].value("applicable", false)) {
+      std::vector<Json> lengths;
+      for (std::size_t d : distinct) lengths.push_back(runs[d]["run_length"]);
+      point["run_length"] = report::pooled_run_length(lengths);
+    }
     Json all = Json::array();
     for (const auto& run : runs) all.push_back(run["ops_per_s"]);
     point["threads"] = threads;
@@ -51,6 +70,7 @@ Json assemble(const Scenario& scenario, const config::MachineParams& machine,
     point["machine"] = machine.name;
     point["repeats"] = scenario.repeats;
     point["seeds"] = seeds;
+    point["figures_seed"] = seeds[median];
     point["ops_per_s_runs"] = all;
     point["ops_per_s_min"] = runs[order.front()]["ops_per_s"];
     point["ops_per_s_max"] = runs[order.back()]["ops_per_s"];
@@ -95,6 +115,9 @@ struct BatchRun {
   RunSpec spec;
   double cost = 0;
   std::size_t leader = SIZE_MAX;  // the run of the point's first seed (SIZE_MAX: this is it)
+  // Its runs stop at precision * sqrt(repeats) (report/run_length.hpp): a
+  // leader that turns out seed-free is run again alone, at `precision`.
+  bool pooled = false;
 };
 
 // The runs of a scenario as BatchRuns: each point's first seed leads its others.
@@ -107,16 +130,20 @@ std::size_t add_runs(std::vector<BatchRun>& runs, std::size_t s, const Scenario&
     const bool first = i == 0 || specs[i].point != specs[i - 1].point;
     if (first) leader = runs.size();
     runs.push_back({s, i, specs[i], estimated_cost(scenario, machine, specs[i].threads),
-                    first ? SIZE_MAX : leader});
+                    first ? SIZE_MAX : leader, scenario.precision > 0 && scenario.repeats > 1});
   }
   return specs.size();
 }
 
 // One run, and whether it made a random draw: without one, its seed made no
 // difference (core/rng.hpp), and every other seed of its point gives these bytes.
-Json checked_run(const Scenario& s, const config::MachineParams& m, const RunSpec& spec) {
+// alone: as the point's only run (repeats 1), for a seed-free point's rerun.
+Json checked_run(const Scenario& s, const config::MachineParams& m, const RunSpec& spec,
+                 bool alone = false) {
   Rng::reset_draws();
-  Json point = run_point(s, m, s.kernel, spec.threads, spec.seed);
+  Scenario single = s;
+  if (alone) single.repeats = 1;
+  Json point = run_point(alone ? single : s, m, s.kernel, spec.threads, spec.seed);
   Json out;
   out["point"] = std::move(point);
   out["seed_free"] = Rng::draws() == 0;
@@ -152,6 +179,18 @@ void run_runs(const std::vector<BatchRun>& runs, const std::vector<Scenario>& sc
     if (o.ok && seed_free) c = o;  // else: not run
     return c;
   };
+  // A seed-free leader's copies would pool as one run, at the looser per-run
+  // precision: such a point is run again as its only run (at `precision`).
+  auto needs_rerun = [&runs](std::size_t i, const TaskOutcome& o, bool seed_free) {
+    return runs[i].pooled && runs[i].leader == SIZE_MAX && o.ok && seed_free &&
+           o.value["run_length"].value("applicable", false);
+  };
+  // The rerun's outcome, with the first run's simulated time on its run_length.
+  auto after = [](TaskOutcome rerun, const TaskOutcome& first) {
+    if (rerun.ok)
+      rerun.value["run_length"]["rerun_after_ms"] = first.value["run_length"]["simulated_ms"];
+    return rerun;
+  };
   if (in_process) {
     std::vector<TaskOutcome> outcomes(runs.size());
     std::vector<char> seed_free(runs.size(), 0);
@@ -172,26 +211,50 @@ void run_runs(const std::vector<BatchRun>& runs, const std::vector<Scenario>& sc
       out.ok = true;
       bool free = false;
       out = unwrap(std::move(out), free);
+      if (needs_rerun(i, out, free)) {
+        renumber_next_run();  // the same run, as progress goes
+        TaskOutcome again;
+        again.value = checked_run(scenarios[r.scenario], machines[r.scenario], r.spec, true);
+        again.ok = true;
+        out = after(unwrap(std::move(again), free), out);
+      }
       seed_free[i] = free;
       finished(i, out);
     }
     return;
   }
+  // Tasks 0..n-1: the runs; then one rerun task per pooled leader (task_of:
+  // the run a task stands for), ready only if that leader is seed-free.
   std::vector<std::function<Json()>> tasks;
-  for (const auto& r : runs)
+  std::vector<std::size_t> task_of, rerun_task(runs.size(), SIZE_MAX);
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const BatchRun& r = runs[i];
     tasks.push_back([&scenarios, &machines, r] {
       return checked_run(scenarios[r.scenario], machines[r.scenario], r.spec);
     });
-  std::vector<char> ready(runs.size(), 0), started(runs.size(), 0);
+    task_of.push_back(i);
+  }
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const BatchRun& r = runs[i];
+    if (!r.pooled || r.leader != SIZE_MAX) continue;
+    rerun_task[i] = tasks.size();
+    tasks.push_back([&scenarios, &machines, r] {
+      return checked_run(scenarios[r.scenario], machines[r.scenario], r.spec, true);
+    });
+    task_of.push_back(i);
+  }
+  std::vector<char> ready(tasks.size(), 0), started(tasks.size(), 0);
   for (std::size_t i = 0; i < runs.size(); ++i) ready[i] = runs[i].leader == SIZE_MAX;
-  // The longest ready run first (ties: the earlier run), as longest_first() orders them.
+  // The longest ready run first (ties: the earlier task), as longest_first() orders them.
   auto pick = [&]() -> std::optional<std::size_t> {
     std::optional<std::size_t> best;
-    for (std::size_t i = 0; i < runs.size(); ++i)
-      if (ready[i] && !started[i] && (!best || runs[i].cost > runs[*best].cost)) best = i;
+    for (std::size_t i = 0; i < tasks.size(); ++i)
+      if (ready[i] && !started[i] && (!best || runs[task_of[i]].cost > runs[task_of[*best]].cost))
+        best = i;
     if (best) started[*best] = 1;
     return best;
   };
+  std::vector<TaskOutcome> first_of(runs.size());  // a rerun leader's first outcome
   PoolOptions pool;
   pool.jobs = options.jobs;
   pool.poll = options.poll;
@@ -199,15 +262,22 @@ void run_runs(const std::vector<BatchRun>& runs, const std::vector<Scenario>& sc
   std::vector<RunProgress> last(runs.size());
   // Run numbers as the one-process path gives them: 1 + the run's place.
   if (has_progress_hook())
-    pool.progress = [&last](std::size_t task, const RunProgress& p) {
+    pool.progress = [&last, &task_of](std::size_t task, const RunProgress& p) {
       RunProgress q = p;
-      q.run = task + 1;
-      last[task] = q;
+      q.run = task_of[task] + 1;
+      last[task_of[task]] = q;
       report_progress(q);
     };
-  pool.finished = [&](std::size_t task, const TaskOutcome& raw) {
+  pool.finished = [&](std::size_t t, const TaskOutcome& raw) {
+    const std::size_t task = task_of[t];
     bool free = false;
-    const TaskOutcome out = unwrap(raw, free);
+    TaskOutcome out = unwrap(raw, free);
+    if (t == task && needs_rerun(task, out, free)) {
+      first_of[task] = out;
+      ready[rerun_task[task]] = 1;
+      return;  // its outcome is the rerun's
+    }
+    if (t != task) out = after(std::move(out), first_of[task]);
     finished(task, out);
     for (std::size_t f : followers[task]) {
       if (out.ok && !free) {

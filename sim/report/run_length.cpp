@@ -19,6 +19,24 @@ double student_t975(int df) {
          (3 * z7 + 19 * z5 + 17 * z3 - 15 * z) / (384 * v * v * v);
 }
 
+double chi2_95(int df) {
+  static constexpr std::array<double, 30> kTable = {
+      3.8415,  5.9915,  7.8147,  9.4877,  11.0705, 12.5916, 14.0671, 15.5073, 16.9190, 18.3070,
+      19.6751, 21.0261, 22.3620, 23.6848, 24.9958, 26.2962, 27.5871, 28.8693, 30.1435, 31.4104,
+      32.6706, 33.9244, 35.1725, 36.4150, 37.6525, 38.8851, 40.1133, 41.3371, 42.5570, 43.7730};
+  if (df < 1) return 0.0;
+  if (df <= 30) return kTable[static_cast<std::size_t>(df - 1)];
+  constexpr double z = 1.6448536269514722;
+  const double a = 2.0 / (9.0 * df), c = 1.0 - a + z * std::sqrt(a);
+  return df * c * c * c;
+}
+
+double von_neumann_bound(int batches) {
+  constexpr double kZ90 = 1.2815515655446004;
+  const double k = batches;
+  return batches > 2 ? kZ90 * std::sqrt((k - 2) / (k * k - 1)) : 0.0;
+}
+
 Mser mser5(const std::vector<double>& x) {
   constexpr std::size_t kBatch = 5;
   const std::size_t b = x.size() / kBatch;
@@ -88,10 +106,68 @@ BatchCi batch_ci(const std::vector<double>& m) {
   if (ss <= 0) {
     out.independent = true;
   } else {
-    const double c = 1.0 - succ / (2.0 * ss);
-    constexpr double kZ90 = 1.2815515655446004;
-    out.independent = c <= kZ90 * std::sqrt((k - 2) / (k * k - 1));
+    out.von_neumann = 1.0 - succ / (2.0 * ss);
+    out.independent = out.von_neumann <= von_neumann_bound(out.batches);
   }
+  return out;
+}
+
+PooledCi pool_repeats(const std::vector<RunEstimate>& runs) {
+  PooledCi out;
+  out.runs = static_cast<int>(runs.size());
+  if (runs.empty()) return out;
+  const double r = static_cast<double>(runs.size());
+  out.valid = true;
+  double var = 0, var2_over_df = 0, df_sum = 0, c_sum = 0, c_var = 0;
+  for (const auto& run : runs) {
+    out.valid = out.valid && run.valid && run.batches >= 2;
+    out.mean += run.rate / r;
+    const double v = run.std_error * run.std_error;
+    var += v;
+    const double df = std::max(1, run.batches - 1);
+    var2_over_df += v * v / df;
+    df_sum += df;
+    c_sum += run.von_neumann;
+    const double k = run.batches;
+    if (run.batches > 2) c_var += (k - 2) / (k * k - 1);
+  }
+  if (!out.valid) return out;
+  out.std_error = std::sqrt(var) / r;
+  // Welch-Satterthwaite; no spread at all: every batch's degrees of freedom.
+  out.dof = var2_over_df > 0 ? std::floor(var * var / var2_over_df) : df_sum;
+  // One run: its own interval, exactly (dof = k - 1).
+  out.half_width = runs.size() == 1 ? runs[0].std_error * student_t975(runs[0].batches - 1)
+                                    : student_t975(static_cast<int>(out.dof)) * out.std_error;
+  constexpr double kZ90 = 1.2815515655446004;
+  out.independent = c_sum / r <= kZ90 * std::sqrt(c_var) / r;
+  if (runs.size() < 2) return out;
+  // Cochran's Q around the precision-weighted mean; a run of zero spread has
+  // an exact rate: the others must then equal it.
+  double wsum = 0, wmean = 0;
+  bool exact = false;
+  for (const auto& run : runs) {
+    if (run.std_error <= 0)
+      exact = true;
+    else {
+      wsum += 1.0 / (run.std_error * run.std_error);
+      wmean += run.rate / (run.std_error * run.std_error);
+    }
+  }
+  double q = 0;
+  if (exact) {
+    const auto [lo, hi] = std::minmax_element(
+        runs.begin(), runs.end(), [](const auto& a, const auto& b) { return a.rate < b.rate; });
+    out.consistent = lo->rate == hi->rate;
+    out.dispersion = out.consistent ? 0.0 : INFINITY;
+    if (!out.consistent) out.half_width = INFINITY;
+    return out;
+  }
+  wmean /= wsum;
+  for (const auto& run : runs)
+    q += (run.rate - wmean) * (run.rate - wmean) / (run.std_error * run.std_error);
+  out.dispersion = q / (r - 1);
+  out.consistent = q <= chi2_95(out.runs - 1);
+  if (!out.consistent) out.half_width *= std::sqrt(out.dispersion);
   return out;
 }
 
@@ -122,12 +198,13 @@ Tick observation_interval(Tick warmup_end, Tick ceiling) {
 double ms(Tick t) { return static_cast<double>(t) / kTicksPerMs; }
 }  // namespace
 
-RunLength::RunLength(Tick warmup_end, Tick ceiling, double precision, Tick min_batch)
+RunLength::RunLength(Tick warmup_end, Tick ceiling, double precision, Tick min_batch, int repeats)
     : warmup_end_(warmup_end),
       ceiling_(ceiling),
       interval_(observation_interval(warmup_end, ceiling)),
       next_(warmup_end % interval_),  // the grid runs through warmup_end
       precision_(precision),
+      target_(repeats <= 1 ? precision : precision * std::sqrt(static_cast<double>(repeats))),
       batches_(kMinBatches, std::max<Tick>(1, (min_batch + interval_ - 1) / interval_)) {}
 
 void RunLength::begin(Tick now, std::int64_t count, bool detected) {
@@ -152,8 +229,8 @@ bool RunLength::evaluate(Tick now, std::int64_t count) {
   // window is exactly the complete batches, as at an early stop).
   const double covered = static_cast<double>(interval_ * batches_.per_batch() * ci_.batches);
   half_width_ = ci_.half_width * std::sqrt(covered / static_cast<double>(window));
-  return precision_ > 0 && detected_ && ci_.batches >= kMinBatches && ci_.independent &&
-         rate_ > 0 && half_width_ <= precision_ * rate_;
+  return target_ > 0 && detected_ && ci_.batches >= kMinBatches && ci_.independent && rate_ > 0 &&
+         half_width_ <= target_ * rate_;
 }
 
 RunLength::Step RunLength::observe(Tick now, std::int64_t count) {
@@ -210,17 +287,21 @@ Json RunLength::to_json(const char* counter) const {
   Json j;
   j["applicable"] = true;
   j["precision"] = precision_;
-  j["reached"] = reached_;
+  j["run_precision"] = target_;  // what this run stopped at: precision * sqrt(repeats)
+  j["reached"] = reached_;       // this run's own target
   j["counter"] = counter;
   j["rate_per_s"] = rate_;
   if (ci_.batches >= 2) {
     j["ci95_per_s"] = {rate_ - half_width_, rate_ + half_width_};
     j["half_width_rel"] = rate_ > 0 ? half_width_ / rate_ : 0.0;
+    j["std_error_per_s"] = half_width_ > 0 ? half_width_ / student_t975(ci_.batches - 1) : 0.0;
   } else {
     j["ci95_per_s"] = nullptr;
     j["half_width_rel"] = nullptr;
+    j["std_error_per_s"] = nullptr;
   }
   j["batches"] = ci_.batches;
+  j["von_neumann"] = ci_.von_neumann;
   j["batch_ms"] = ms(interval_ * batches_.per_batch());
   j["batches_independent"] = ci_.independent;
   j["observation_us"] = static_cast<double>(interval_) / kTicksPerUs;
@@ -233,6 +314,71 @@ Json RunLength::to_json(const char* counter) const {
   j["window_ms"] = ms(stop_ - begin_);
   j["simulated_ms"] = ms(stop_);
   j["ceiling_ms"] = ms(ceiling_);
+  return j;
+}
+
+Json pooled_run_length(const std::vector<Json>& runs) {
+  const Json& first = runs.front();
+  std::vector<RunEstimate> estimates;
+  double simulated = 0;
+  Json simulated_runs = Json::array();
+  bool enough = true;
+  for (const auto& rl : runs) {
+    RunEstimate e;
+    e.rate = rl["rate_per_s"].get<double>();
+    e.batches = rl["batches"].get<int>();
+    e.von_neumann = rl.value("von_neumann", 0.0);
+    e.std_error = rl["std_error_per_s"].is_null() ? 0.0 : rl["std_error_per_s"].get<double>();
+    e.valid = !rl["ci95_per_s"].is_null();  // an interval (precision 0 has one too)
+    enough = enough && e.batches >= RunLength::kMinBatches && rl["warmup_detected"].get<bool>();
+    estimates.push_back(e);
+    // A seed-free point's first run, made at the looser per-run precision, is
+    // simulated time too (rerun_after_ms): the point then ran once more alone.
+    const double used = rl["simulated_ms"].get<double>() + rl.value("rerun_after_ms", 0.0);
+    simulated += used;
+    simulated_runs.push_back(used);
+  }
+  const PooledCi ci = pool_repeats(estimates);
+  const double precision = first["precision"].get<double>();
+  Json j;
+  j["applicable"] = true;
+  j["precision"] = precision;
+  // One run: exactly its own verdict. Several: the pooled interval is narrow
+  // enough, from runs that each detected their warm-up and have their batches,
+  // independent together, and agree with each other.
+  j["reached"] = runs.size() == 1
+                     ? first["reached"].get<bool>()
+                     : precision > 0 && ci.valid && enough && ci.independent && ci.consistent &&
+                           ci.mean > 0 && ci.half_width <= precision * ci.mean;
+  j["counter"] = first["counter"];
+  j["pooled_runs"] = ci.runs;
+  j["rate_per_s"] = ci.mean;
+  if (runs.size() == 1) {  // its own interval, to the bit
+    for (const char* key : {"ci95_per_s", "half_width_rel", "std_error_per_s"}) j[key] = first[key];
+    j["dof"] = first["ci95_per_s"].is_null() ? Json() : Json(first["batches"].get<int>() - 1);
+  } else if (ci.valid && std::isfinite(ci.half_width)) {
+    j["ci95_per_s"] = {ci.mean - ci.half_width, ci.mean + ci.half_width};
+    j["half_width_rel"] = ci.mean > 0 ? ci.half_width / ci.mean : 0.0;
+    j["std_error_per_s"] = ci.std_error;
+    j["dof"] = static_cast<int>(ci.dof);
+  } else {
+    j["ci95_per_s"] = nullptr;
+    j["half_width_rel"] = nullptr;
+    j["std_error_per_s"] = nullptr;
+    j["dof"] = nullptr;
+  }
+  j["batches_independent"] =
+      runs.size() == 1 ? first["batches_independent"] : Json(ci.valid && ci.independent);
+  j["runs_consistent"] = ci.valid ? Json(ci.consistent) : Json();
+  if (ci.valid && std::isfinite(ci.dispersion))
+    j["dispersion"] = ci.dispersion;
+  else
+    j["dispersion"] = nullptr;
+  j["run_precision"] = first["run_precision"];
+  j["simulated_ms"] = simulated;
+  j["simulated_ms_runs"] = simulated_runs;
+  j["ceiling_ms"] = first["ceiling_ms"];
+  j["runs"] = runs;
   return j;
 }
 

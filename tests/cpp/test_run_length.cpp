@@ -113,6 +113,84 @@ TEST(RunLength, BatchesDoubleAndKeepTheirSums) {
   EXPECT_EQ(b.sums().size(), 21u);
 }
 
+TEST(RunLength, ChiSquareQuantilesMatchTheTables) {
+  EXPECT_NEAR(report::chi2_95(1), 3.8415, 1e-4);
+  EXPECT_NEAR(report::chi2_95(2), 5.9915, 1e-4);
+  EXPECT_NEAR(report::chi2_95(31), 44.985, 0.05);  // Wilson-Hilferty takes over
+  EXPECT_NEAR(report::chi2_95(100), 124.342, 0.1);
+  for (int df = 1; df < 200; ++df) EXPECT_LT(report::chi2_95(df), report::chi2_95(df + 1)) << df;
+}
+
+report::RunEstimate estimate(double rate, double se, int batches) {
+  report::RunEstimate e;
+  e.rate = rate;
+  e.std_error = se;
+  e.batches = batches;
+  e.valid = true;
+  return e;
+}
+
+// The oracle: three runs of 20 batches, standard errors 1, 2, 2. Mean 100;
+// se of the mean sqrt(1 + 4 + 4) / 3 = 1; Welch-Satterthwaite
+// dof = 9^2 / ((1 + 16 + 16) / 19) = 46.6 -> 46; Cochran's Q around the
+// weighted mean (100: weights 1, 1/4, 1/4) = 0 + 4/4 + 4/4 = 2, over 2 dof.
+TEST(RunLength, PooledIntervalOfThreeRunsMatchesTheOracle) {
+  const auto ci =
+      report::pool_repeats({estimate(100, 1, 20), estimate(102, 2, 20), estimate(98, 2, 20)});
+  ASSERT_TRUE(ci.valid);
+  EXPECT_EQ(ci.runs, 3);
+  EXPECT_DOUBLE_EQ(ci.mean, 100.0);
+  EXPECT_DOUBLE_EQ(ci.std_error, 1.0);
+  EXPECT_EQ(ci.dof, 46.0);
+  EXPECT_NEAR(ci.half_width, report::student_t975(46), 1e-12);
+  EXPECT_NEAR(ci.dispersion, 1.0, 1e-12);
+  EXPECT_TRUE(ci.consistent);
+}
+
+TEST(RunLength, OnePooledRunIsItsOwnInterval) {
+  const auto ci = report::pool_repeats({estimate(50, 0.5, 25)});
+  EXPECT_DOUBLE_EQ(ci.mean, 50.0);
+  EXPECT_DOUBLE_EQ(ci.half_width, 0.5 * report::student_t975(24));
+  EXPECT_EQ(ci.dof, 24.0);
+  EXPECT_TRUE(ci.consistent);
+}
+
+// Runs further apart than their intervals allow (Q = 200 on 2 dof): the
+// interval widens by the Birge ratio sqrt(Q / 2) = 10.
+TEST(RunLength, DisagreeingRunsWidenThePooledInterval) {
+  const auto ci =
+      report::pool_repeats({estimate(100, 1, 20), estimate(110, 1, 20), estimate(90, 1, 20)});
+  EXPECT_FALSE(ci.consistent);
+  EXPECT_NEAR(ci.dispersion, 100.0, 1e-9);
+  EXPECT_NEAR(ci.half_width, 10.0 * report::student_t975(57) / std::sqrt(3.0), 1e-9);
+  report::RunEstimate bad = estimate(100, 1, 20);
+  bad.valid = false;  // e.g. fewer than two batches: no interval of its own
+  EXPECT_FALSE(report::pool_repeats({estimate(100, 1, 20), bad}).valid);
+}
+
+// i.i.d. normal batch means in three runs of 20 batches each: the pooled 95 %
+// interval of the mean covers the true mean in about 95 % of samples.
+TEST(RunLength, PooledIntervalOfIidRunsCoversAbout95Percent) {
+  constexpr int kSeeds = 1000;
+  int covered = 0, consistent = 0;
+  for (int seed = 0; seed < kSeeds; ++seed) {
+    Normal normal(static_cast<std::uint64_t>(seed) + 5000);
+    std::vector<report::RunEstimate> runs;
+    for (int r = 0; r < 3; ++r) {
+      std::vector<double> means;
+      for (int b = 0; b < 20; ++b) means.push_back(10.0 + normal());
+      const auto ci = report::batch_ci(means);
+      runs.push_back(estimate(ci.mean, ci.half_width / report::student_t975(19), 20));
+    }
+    const auto pooled = report::pool_repeats(runs);
+    if (std::abs(pooled.mean - 10.0) <= pooled.half_width) ++covered;
+    if (pooled.consistent) ++consistent;
+  }
+  EXPECT_GT(covered, 929);  // Binomial(1000, 0.95) +-3 sd
+  EXPECT_LT(covered, 985);  // the Birge widening makes it a little conservative
+  EXPECT_GT(consistent, 900);
+}
+
 // Drives the controller to its stop; per_obs(from, to) is the count of an observation.
 struct Drive {
   Tick begin = -1, stop = -1;
@@ -205,6 +283,27 @@ TEST(RunLength, TheWindowBeginsAfterADetectedRamp) {
   EXPECT_GE(ci[1].get<double>(), 1000.0 / 10e-6);
 }
 
+// The same noisy counter: a run of a point of three stops earlier than the
+// point's only run, at its looser target (precision * sqrt(3)), and not before
+// its 20 batches.
+TEST(RunLength, ARunOfThreeStopsEarlierThanARunAlone) {
+  const Tick w = 1 * kTicksPerMs, ceiling = 400 * kTicksPerMs;
+  auto noisy = [](std::uint64_t seed) {
+    return [gen = std::mt19937_64(seed)](Tick, Tick) mutable {
+      return 1000 + static_cast<std::int64_t>(gen() % 401) - 200;  // +-20 % per observation
+    };
+  };
+  RunLength alone(w, ceiling, 0.002), of3(w, ceiling, 0.002, 0, 3);
+  const auto a = drive(alone, noisy(1));
+  const auto b = drive(of3, noisy(1));
+  EXPECT_TRUE(a.json["reached"].get<bool>());
+  EXPECT_TRUE(b.json["reached"].get<bool>());
+  EXPECT_LT(b.stop - b.begin, (a.stop - a.begin) / 2) << a.stop << " " << b.stop;
+  EXPECT_NEAR(b.json["run_precision"].get<double>(), 0.002 * std::sqrt(3.0), 1e-15);
+  EXPECT_LE(b.json["half_width_rel"].get<double>(), 0.002 * std::sqrt(3.0));
+  EXPECT_GE(b.json["batches"].get<int>(), 20);
+}
+
 // --- end to end ---------------------------------------------------------
 
 Json scenario() {
@@ -221,7 +320,7 @@ void expect_inside(const Json& p) {
   EXPECT_LE(rl["ci95_per_s"][0].get<double>(), ops);
   EXPECT_GE(rl["ci95_per_s"][1].get<double>(), ops);
   EXPECT_NEAR(rl["rate_per_s"].get<double>(), ops, 1e-9 * ops);
-  EXPECT_NEAR(rl["window_ms"].get<double>(), p["window_s"].get<double>() * 1e3, 1e-9);
+  EXPECT_NEAR(rl["runs"][0]["window_ms"].get<double>(), p["window_s"].get<double>() * 1e3, 1e-9);
 }
 
 TEST(RunLength, DefaultPrecisionStopsALongCeilingEarly) {
@@ -233,7 +332,9 @@ TEST(RunLength, DefaultPrecisionStopsALongCeilingEarly) {
   EXPECT_DOUBLE_EQ(rl["precision"].get<double>(), 0.01);
   EXPECT_LT(rl["simulated_ms"].get<double>(), 100.5 / 4) << rl.dump();
   EXPECT_LE(rl["half_width_rel"].get<double>(), 0.01);
-  EXPECT_GE(rl["batches"].get<int>(), 20);
+  EXPECT_GE(rl["runs"][0]["batches"].get<int>(), 20);
+  EXPECT_EQ(rl["pooled_runs"].get<int>(), 1);
+  EXPECT_EQ(rl["runs"][0]["half_width_rel"], rl["half_width_rel"]);  // one run: its own interval
   EXPECT_DOUBLE_EQ(rl["ceiling_ms"].get<double>(), 100.5);
   expect_inside(p);
   EXPECT_EQ(run(doc).dump(), a.dump());  // same scenario and seed, same bytes
@@ -260,7 +361,7 @@ TEST(RunLength, PrecisionZeroKeepsTheFixedWindow) {
   doc["precision"] = 0;
   const Json p = run(doc)["points"][0];
   EXPECT_NEAR(p["window_s"].get<double>(), 1e-3, 1e-12);
-  EXPECT_DOUBLE_EQ(p["run_length"]["warmup_ms"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(p["run_length"]["runs"][0]["warmup_ms"].get<double>(), 0.5);
   EXPECT_FALSE(p["run_length"]["reached"].get<bool>());
   expect_inside(p);
 }
@@ -275,10 +376,89 @@ TEST(RunLength, OversubscribedBatchesSpanASchedulerRotation) {
   doc["duration_ms"] = 1;
   const Json p = run(doc)["points"][0];
   const auto& rl = p["run_length"];
-  EXPECT_GE(rl["batch_ms"].get<double>(),
+  EXPECT_GE(rl["runs"][0]["batch_ms"].get<double>(),
             2.0 * static_cast<double>(machine.time_slice) / kTicksPerMs);
   EXPECT_FALSE(rl["reached"].get<bool>());
   EXPECT_DOUBLE_EQ(rl["simulated_ms"].get<double>(), 1.5);
+}
+
+// Three seeds at precision 0.1 %: each run stops at 0.173 %, the point's
+// pooled interval reaches 0.1 %, with less simulated time per run than the same
+// point run once; the same bytes twice, and in one process or two.
+TEST(RunLength, ThreeRepeatsPoolToThePointsPrecision) {
+  auto doc = scenario();
+  doc["workload"]["pattern"] = "random";  // seeded draws: three distinct runs
+  doc["threads"] = 2;
+  doc["duration_ms"] = 60;
+  doc["precision"] = 0.001;  // one run alone needs more than its first 20 batches
+  const Json one = run(doc)["points"][0];
+  doc["repeats"] = 3;
+  const Json a = run(doc);
+  const Json& p = a["points"][0];
+  const auto& rl = p["run_length"];
+  ASSERT_EQ(rl["pooled_runs"].get<int>(), 3) << rl.dump();
+  EXPECT_TRUE(rl["reached"].get<bool>()) << rl.dump();
+  EXPECT_LE(rl["half_width_rel"].get<double>(), 0.001);
+  EXPECT_GE(rl["dof"].get<double>(), 19.0);
+  double mean = 0, total = 0, se2 = 0;
+  for (const auto& r : rl["runs"]) {
+    EXPECT_LT(r["simulated_ms"].get<double>(), one["run_length"]["simulated_ms"].get<double>());
+    EXPECT_LE(r["half_width_rel"].get<double>(), 0.001 * std::sqrt(3.0) * (1 + 1e-12));
+    mean += r["rate_per_s"].get<double>() / 3;
+    total += r["simulated_ms"].get<double>();
+    se2 += std::pow(r["std_error_per_s"].get<double>(), 2);
+  }
+  EXPECT_DOUBLE_EQ(p["ops_per_s"].get<double>(), mean);  // the mean of the runs
+  EXPECT_DOUBLE_EQ(rl["rate_per_s"].get<double>(), mean);
+  EXPECT_DOUBLE_EQ(rl["simulated_ms"].get<double>(), total);
+  EXPECT_NEAR(rl["std_error_per_s"].get<double>(), std::sqrt(se2) / 3, 1e-9 * mean);
+  EXPECT_EQ(rl["simulated_ms_runs"].size(), 3u);
+  EXPECT_EQ(run(doc).dump(), a.dump());
+  driver::SimulateOptions two;
+  two.jobs = 2;
+  EXPECT_EQ(driver::simulate(parse_scenario(doc), two).dump(), a.dump());
+}
+
+// Precision 0 (fixed windows): the point's interval is still pooled over its
+// seeds, and never declared reached.
+TEST(RunLength, FixedWindowsStillPoolTheirIntervals) {
+  auto doc = scenario();
+  doc["workload"]["pattern"] = "random";
+  doc["threads"] = 2;
+  doc["duration_ms"] = 2;
+  doc["precision"] = 0;
+  doc["repeats"] = 3;
+  const Json p = run(doc)["points"][0];
+  const auto& rl = p["run_length"];
+  ASSERT_EQ(rl["pooled_runs"].get<int>(), 3) << rl.dump();
+  ASSERT_FALSE(rl["ci95_per_s"].is_null()) << rl.dump();
+  EXPECT_FALSE(rl["reached"].get<bool>());
+  EXPECT_DOUBLE_EQ(rl["simulated_ms"].get<double>(), 3 * 2.5);
+  expect_inside(p);
+}
+
+// A point whose seeds change nothing (no random draw): its copies are not
+// independent runs, so it pools as one, run again alone at the full precision.
+TEST(RunLength, ASeedFreePointIsRunAgainAlone) {
+  auto doc = scenario();
+  doc["repeats"] = 3;
+  const Json a = run(doc);
+  const Json& p = a["points"][0];
+  const auto& rl = p["run_length"];
+  ASSERT_EQ(rl["pooled_runs"].get<int>(), 1) << rl.dump();
+  EXPECT_DOUBLE_EQ(rl["runs"][0]["run_precision"].get<double>(), 0.01);
+  EXPECT_TRUE(rl["runs"][0].contains("rerun_after_ms"));
+  EXPECT_TRUE(rl["reached"].get<bool>());
+  EXPECT_LE(rl["half_width_rel"].get<double>(), 0.01);
+  // The point as if it had one seed, with the first, discarded run's time added.
+  auto single = scenario();
+  const Json q = run(single)["points"][0];
+  EXPECT_EQ(p["ops_per_s"], q["ops_per_s"]);
+  EXPECT_EQ(rl["ci95_per_s"], q["run_length"]["ci95_per_s"]);
+  EXPECT_GT(rl["simulated_ms"].get<double>(), q["run_length"]["simulated_ms"].get<double>());
+  driver::SimulateOptions two;
+  two.jobs = 2;
+  EXPECT_EQ(driver::simulate(parse_scenario(doc), two).dump(), a.dump());
 }
 
 TEST(RunLength, RunToCompletionWorkloadsSayNotApplicable) {

@@ -39,12 +39,21 @@ def test_hook_reports_monotone_simulated_time_and_keeps_the_bytes(precision):
     assert runs == sorted(runs) and set(runs) == {1, 2, 3, 4}  # two thread counts x two seeds
     for run in set(runs):
         mine = [r for r in seen if r[0] == run]
-        done = [r[1] for r in mine]
-        assert done == sorted(done) and done[0] == 0
+        # An attempt: from 0, monotone, its last report says finished. laptop-4 makes no
+        # random draw here, so with adaptive run length each point's first run is made
+        # again alone, at the full precision (report/run_length.hpp, Repeats): run 1 and
+        # run 3 (the points' first seeds) then have two attempts; the copies one.
+        ends = [i for i, r in enumerate(mine) if r[4]]
+        assert ends and ends[-1] == len(mine) - 1
+        assert len(ends) == (2 if precision > 0 and run in (1, 3) else 1)
+        start = 0
+        for end in ends:
+            done = [r[1] for r in mine[start:end + 1]]
+            assert done == sorted(done) and done[0] == 0
+            assert 0 < done[-1] <= 2_500_000
+            start = end + 1
         assert all(r[2] == 2_500_000 for r in mine)  # the ceiling: warm-up + duration, in ns
         assert all(r[3] == (precision > 0) for r in mine)
-        assert [r[4] for r in mine] == [False] * (len(mine) - 1) + [True]  # the last one says finished
-        assert 0 < done[-1] <= 2_500_000
     assert len(seen) > 4 * 3  # reported along the way, not only at the ends
 
 
@@ -77,8 +86,15 @@ def test_api_progress_names_point_and_seed(monkeypatch):
         assert p.points == 2 and p.seeds == 2 and p.threads == [1, 2][p.point - 1]
         assert 0 <= p.simulated_ns <= p.target_ns == 2_500_000
     assert "ms simulated" in str(got[-1]) and str(got[-1]).startswith("point ")
-    keys = [(p.point, p.seed, p.simulated_ns) for p in got]
-    assert keys == sorted(keys)
+    runs = [(p.point, p.seed) for p in got]
+    assert runs == sorted(runs)
+    # Within an attempt (a seed-free point's first run is made twice: RunProgress),
+    # the simulated time only grows.
+    start = 0
+    for end in [i for i, p in enumerate(got) if p.finished]:
+        done = [p.simulated_ns for p in got[start:end + 1]]
+        assert done == sorted(done)
+        start = end + 1
 
 
 def test_a_raising_callback_is_raised_after_the_run():

@@ -66,3 +66,39 @@ def test_precision_zero_runs_the_full_duration():
     assert point["window_s"] == pytest.approx(0.020, abs=1e-12)
     assert point["run_length"]["simulated_ms"] == pytest.approx(20.5)
     assert point["run_length"]["reached"] is False
+
+
+def _random_doc(**over):
+    doc = json.loads(DEFAULT_SCENARIO.read_text())
+    doc["workload"]["pattern"] = "random"  # seeded draws: every seed its own run
+    doc.update(threads=[2], duration_ms=20, warmup_ms=0.5, repeats=3, precision=0.002, **over)
+    return doc
+
+
+def test_repeats_pool_into_the_points_interval():
+    res = semsim.simulate(_random_doc(), jobs=1)
+    point = res.points[0]
+    rl = point["run_length"]
+    assert rl["pooled_runs"] == 3 and len(rl["runs"]) == 3
+    rates = [r["rate_per_s"] for r in rl["runs"]]
+    assert point["ops_per_s"] == pytest.approx(sum(rates) / 3, rel=1e-12)
+    assert rl["rate_per_s"] == point["ops_per_s"]
+    se = (sum(r["std_error_per_s"] ** 2 for r in rl["runs"]) ** 0.5) / 3
+    assert rl["std_error_per_s"] == pytest.approx(se, rel=1e-9)
+    assert rl["simulated_ms"] == pytest.approx(sum(rl["simulated_ms_runs"]))
+    assert all(r["run_precision"] == pytest.approx(0.002 * 3 ** 0.5) for r in rl["runs"])
+    assert rl["reached"] and rl["half_width_rel"] <= 0.002
+    lo, hi = rl["ci95_per_s"]
+    assert lo <= point["ops_per_s"] <= hi
+    # parallel workers: the same bytes whichever run ends first
+    assert semsim.simulate(_random_doc(), jobs=2).to_json() == res.to_json()
+
+
+def test_run_prints_the_pooled_time_of_several_runs(run_cli, tmp_path):
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(_random_doc()))
+    proc = run_cli("run", path, "-o", tmp_path / "r.json")
+    assert proc.returncode == 0, proc.stderr
+    rl = json.loads((tmp_path / "r.json").read_text())["points"][0]["run_length"]
+    assert f"{rl['simulated_ms']:.2f} ms in 3 runs reached" in proc.stderr, proc.stderr
+    assert f"+-{100 * rl['half_width_rel']:.2f}%" in proc.stderr
