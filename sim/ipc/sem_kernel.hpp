@@ -298,8 +298,8 @@ class SemKernel {
     bool timed_out = false;
     bool signalled = false;
     std::uint64_t sleep_seq = 0;
-    int cs_locknum = 0;      // the section sem_unlock() is ending
-    bool cs_ending = false;  // ends at the first lock release of sem_unlock()
+    int cs_locknum = 0;         // the section sem_unlock() is ending
+    bool cs_ending = false;     // ends at the first lock release of sem_unlock()
     machine::LoadWindow loads;  // begin_loads(): the loads not waited for yet
     bool loads_open = false;
   };

@@ -176,7 +176,7 @@ LookupCost lookup_after_a_write(double fill_buffers) {
       0,
       [&](ipc::Rig&, Task& t) {
         const ipc::Sembuf up{0, +1, 0};
-        k.semop(t, {&up, 1});  // warm: every line of the array is here
+        k.semop(t, {&up, 1});        // warm: every line of the array is here
         t.charge(10 * kTicksPerUs);  // meanwhile CPU 1 writes sem_otime
         const Tick obtain0 = t.time[static_cast<std::size_t>(Func::IpcObtain)];
         const Tick from = t.cursor;
@@ -195,9 +195,9 @@ TEST(MlpKernel, TheSeqMissOverlapsWithTheChecksAfterIt) {
   // The work after the load until the window's end: ipcperms, the two
   // ipc_has_perm/avc_has_perm_flags calls, security_sem_semop.
   Tick after = 0;
-  for (ipc::PathFn f : {ipc::PathFn::Ipcperms, ipc::PathFn::IpcHasPerm, ipc::PathFn::AvcHasPerm,
-                        ipc::PathFn::SecuritySemSemop, ipc::PathFn::IpcHasPerm,
-                        ipc::PathFn::AvcHasPerm})
+  for (ipc::PathFn f :
+       {ipc::PathFn::Ipcperms, ipc::PathFn::IpcHasPerm, ipc::PathFn::AvcHasPerm,
+        ipc::PathFn::SecuritySemSemop, ipc::PathFn::IpcHasPerm, ipc::PathFn::AvcHasPerm})
     after += ipc::path_ticks(m.semop_kernel_path, f);
   ASSERT_LT(after, ns(kTransfer));  // on this machine the miss is the longer
   const LookupCost overlapped = lookup_after_a_write(10);
@@ -218,7 +218,8 @@ Tick seq_miss_then_checks(bool window, Tick* work) {
   ipc::Rig rig(*ipc::find_generation("per_sem_lock_rc"), m, 4, 1);
   auto& k = rig.kernel();
   Tick cost = 0;
-  rig.add_task(0, [&](ipc::Rig&, Task& t) { k.set_semotime(t, {}); }, 1);
+  rig.add_task(
+      0, [&](ipc::Rig&, Task& t) { k.set_semotime(t, {}); }, 1);
   rig.add_task(
       0,
       [&](ipc::Rig&, Task& t) {
