@@ -70,22 +70,28 @@ __all__ = [
 ]
 
 DEFAULT_COSTS_FROM = "uniform-64"
-# smt_compute_slowdown (machine/smt.hpp) of an imported machine with SMT when --costs-from gives
-# none for SMT: the value calibrated on the published Westmere-EX MCS curve, the same for every
-# machine (cpu_models/README.md, "SMT"); of one without SMT: not applicable.
+# smt_compute_slowdown and smt_spin_slowdown (machine/smt.hpp) of an imported machine with SMT when
+# --costs-from gives none for SMT: the shared values, the same for every machine with SMT (the
+# hand-written presets with SMT carry the same; cpu_models/README.md, "SMT"); of one without SMT:
+# not applicable.
 SMT_COMPUTE_SLOWDOWN = {
-    "value": 2.0,
+    "value": 1.6,
     "source": (
-        "assumption: a core's SMT throughput gain of 1.0 on the model's compute-bound work, i.e. "
-        "threads_per_core / 1.0 = 2 (published SMT gains for such code are 1.0-1.3x per core, "
-        "Marr et al., 'Hyper-Threading Technology Architecture and Microarchitecture', Intel "
-        "Technology Journal 6(1), 2002: up to 30 %; a tight nop/pause loop like libslock's "
-        "critical section shares one core's front end and gains about nothing); the upper end of "
-        "that range, chosen on the published Westmere-EX MCS curve above 80 threads "
-        "(mctop_lock_backoff_diassrv8.csv; swept 1.0, 1.5, 2.0, 2.5: shape median 15.3, 16.2, "
-        "14.9, 13.6 % and MCS at 160 threads +114, +63, +31, +10 % under compact placement; 2.5 "
-        "would mean a core loses throughput with its second thread, beyond the published range), "
-        "the same for every machine with SMT; not probed (this host has no SMT siblings)"
+        "assumption: a core's SMT throughput gain of 1.25 on the model's compute-bound work (kernel "
+        "paths, critical sections, context switches), i.e. threads_per_core / 1.25 = 1.6 per thread "
+        "while its sibling computes. Published: Hyper-Threading gains up to 30 % on common server "
+        "application benchmarks (Marr et al., 'Hyper-Threading Technology Architecture and "
+        "Microarchitecture', Intel Technology Journal 6(1), 2002, p. 11; S. D. Casey, 'How to "
+        "Determine the Effectiveness of Hyper-Threading Technology with an Application', Intel, 2011, "
+        "software.intel.com), i.e. a per-thread slowdown of 1.54-2.0 over gains of 1.3-1.0; 1.25, "
+        "towards the upper end for code with branches and misses such as the syscall path (a "
+        "stalled thread leaves its issue slots to its sibling), is the assumption. A sibling "
+        "spinning on a lock costs more: smt_spin_slowdown. Checked on seed 000 "
+        "(laptop-4 with all four hardware threads busy, whose semop_kernel_path divides it out: "
+        "validation/kernel-path-profile.md) and the lock curves (westmere-ex-160: `semsim reproduce "
+        "--only locks`); the same for every machine with SMT; not probed (this host has no SMT "
+        "siblings). Before: 2.0 (no gain), chosen on the Westmere-EX MCS curve before "
+        "smt_spin_slowdown took the spinning sibling's share"
     ),
 }
 SMT_SPIN_SLOWDOWN = {
@@ -97,8 +103,10 @@ SMT_SPIN_SLOWDOWN = {
         "waiter spinning on its own node (libslock src/mcs.c: while (I->waiting) PAUSE): swept 1.5, "
         "2.0, 2.5, 3.0, MCS shape at 100/120/140/160 threads +22..+28 %, -1..+8 %, -3..-18 %, "
         "-12..-30 % against the published 0.705/0.617/0.588/0.571; TAS, TTAS and ticket move by at "
-        "most 7 % over that sweep. 2.0 equals smt_compute_slowdown: a PAUSE spin beside a critical "
-        "section costs it as much as a computing sibling. The same for every machine with SMT"
+        "most 7 % over that sweep (swept with smt_compute_slowdown 2.0). A PAUSE spin beside a "
+        "critical section costs it more than a computing sibling (smt_compute_slowdown 1.6): the "
+        "spinner's loads of the lock's line compete for the core's load ports and its L1. The same "
+        "for every machine with SMT"
     ),
 }
 SMT_NOT_APPLICABLE = {"value": 1, "source": "not applicable: threads_per_core 1 (no SMT siblings)"}

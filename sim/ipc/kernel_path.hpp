@@ -11,10 +11,17 @@
 // charges a function where its ipc/sem.c calls it (the generation files and
 // sem_kernel.cpp), so a kernel that calls more functions costs more.
 //
-// A machine's `semop_kernel_path` (ns) is its time for that reference path:
-// a function costs semop_kernel_path x cycles / 425. On the 2013-2016 presets
-// that is cycles / clock_ghz (their semop_kernel_path is 425 cycles at their
-// clock); a calibrated host closes semop_kernel_path on its own probe.
+// The cycles are as measured: seed 000's and 16df3674efe3's profiles were taken
+// with every hardware thread of the laptop busy, each thread beside a sibling
+// that computes. A machine's `semop_kernel_path` (ns) is its own time for the
+// reference path (no sibling busy): a function costs semop_kernel_path x
+// cycles / 425, and SMT sharing (machine/smt.hpp) stretches that while siblings
+// are busy. On laptop-4 semop_kernel_path is the 425 cycles at 2.5 GHz over
+// its smt_compute_slowdown, so that with its siblings busy each function takes
+// its cycles of the table again (test KernelPath.WithEverySiblingBusyOnLaptop4
+// ARowIsItsMeasuredCycles). The other 2013-2016 presets still carry 425
+// cycles at their clock as their own time (cpu_models/README.md); a calibrated
+// host closes semop_kernel_path on its own probe.
 //
 // The functions perf lists as rows of their own (copy_user_enhanced_fast_string,
 // avc_has_perm_flags, __audit_syscall_exit) are charged under their own symbols,

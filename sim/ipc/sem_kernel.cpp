@@ -98,8 +98,21 @@ machine::Access to_machine(AccessKind k) {
 void SemKernel::read(Task& t, Field f, int sem) {
   const int off = sma_.offset_of(f, sem);
   if (off < 0) return;
-  machine::load(topo_, t, sma_.line_at(off));
+  auto& st = state_of(t);
+  if (st.loads_open)
+    st.loads.load(topo_, t, sma_.line_at(off));  // end_loads() waits for it
+  else
+    machine::load(topo_, t, sma_.line_at(off));
   trace(t, f, sem, ArrayLayout::line_of(off), AccessKind::Read);
+}
+
+void SemKernel::begin_loads(Task& t) { state_of(t).loads_open = true; }
+
+void SemKernel::end_loads(Task& t) {
+  auto& st = state_of(t);
+  if (!st.loads_open) return;
+  st.loads_open = false;
+  st.loads.drain(t);
 }
 
 void SemKernel::write(Task& t, Field f, int sem) {
@@ -542,10 +555,20 @@ int SemKernel::do_semtimedop(Task& t, std::span<const Sembuf> sops, const Tick* 
   // The lookup and the permission checks: before the lock from 3.10, under
   // ipc_lock_check() before.
   const auto lookup_and_checks = [&] {
+    // ipc_checkid()'s load of sem_perm.seq, the sem_nsems test, ipcperms()'s
+    // and the two ipc_has_perm()s' loads (the permissions, sem_perm.security)
+    // feed only branches (-EIDRM, -EFBIG, -EACCES), which the core predicts:
+    // the instructions after each load do not wait for its value, so a miss
+    // (3.10: seq and security on line 1, which every semop's sem_otime store
+    // takes away) overlaps with the checks after it (machine/mlp.hpp). The
+    // core waits for the values at the end of the checks (sem_lock()'s locked
+    // RMW, or under the lock its use of the array, would wait for them too).
+    begin_loads(t);
     ipc_obtain_object_check(t);
     read(t, Field::Nsems);  // max >= sma->sem_nsems: EFBIG
     ipcperms(t);
     security_sem_semop(t);
+    end_loads(t);
   };
   if (!gen_->lookup_under_lock()) lookup_and_checks();
   if (const int err = check_semop_args(sops, sma_.nsems(), kSemopmDefault); err != 0) return err;
@@ -664,10 +687,12 @@ bool SemKernel::signal(Task& sender, Task& target) {
 int SemKernel::lock_array_for_semctl(Task& t) {
   sched_point(t, "syscall");
   path(t, PathFn::SyscallBody);
+  begin_loads(t);  // the same independent loads as semtimedop()'s lookup
   ipc_obtain_object_check(t);
   read(t, Field::Nsems);
   ipcperms(t);
   security_sem_semop(t);  // security_sem_semctl(), the same hook's cost
+  end_loads(t);
   return sem_lock(t, {});
 }
 

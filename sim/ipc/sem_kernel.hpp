@@ -52,6 +52,7 @@
 #include "ipc/kernel_path.hpp"
 #include "ipc/kernel_policy.hpp"
 #include "ipc/sem_array.hpp"
+#include "machine/mlp.hpp"
 #include "machine/scheduler.hpp"
 
 namespace semsim::ipc {
@@ -230,6 +231,15 @@ class SemKernel {
   // Function f's own instructions (kernel_path.hpp), charged where it runs.
   void path(machine::Task& t, PathFn f);
   void read(machine::Task& t, Field f, int sem = 0);
+  // Independent loads (machine/mlp.hpp): between begin_loads() and end_loads()
+  // the task's read()s do not wait for their lines, so a miss overlaps with the
+  // work charged after it and with the other loads' misses (up to the machine's
+  // fill_buffers); end_loads() waits for them all. The caller opens a window
+  // only over code whose loads feed predicted branches and whose other work
+  // does not use their values, and that makes no other access (no store, RMW,
+  // lock or fence: on x86 a locked RMW or a fence waits for earlier loads).
+  void begin_loads(machine::Task& t);
+  void end_loads(machine::Task& t);
   void write(machine::Task& t, Field f, int sem = 0);
   void rmw(machine::Task& t, Field f, int sem = 0);
   // Returns when the access is done (a store: when other CPUs see it).
@@ -288,8 +298,10 @@ class SemKernel {
     bool timed_out = false;
     bool signalled = false;
     std::uint64_t sleep_seq = 0;
-    int cs_locknum = 0;      // the section sem_unlock() is ending
-    bool cs_ending = false;  // ends at the first lock release of sem_unlock()
+    int cs_locknum = 0;         // the section sem_unlock() is ending
+    bool cs_ending = false;     // ends at the first lock release of sem_unlock()
+    machine::LoadWindow loads;  // begin_loads(): the loads not waited for yet
+    bool loads_open = false;
   };
   struct ProcessState {
     std::vector<int> semadj;

@@ -39,6 +39,9 @@ struct MachineParams {
   // (0: no buffer, every store stalls until its line is here).
   Tick locked_drain = -1;
   double store_buffer_entries = 36;
+  // Line fill buffers per core (machine/mlp.hpp): how many load misses of one
+  // core may be outstanding together.
+  double fill_buffers = 10;
   Tick syscall = 0, semop_kernel_path = 0;
   Tick context_switch = 0, wakeup_waker = 0, wakeup_latency = 0, ipi = 0;
   Tick user_loop_iteration = 0, bubble_sort_round = 0, time_slice = 0;

@@ -261,8 +261,12 @@ TEST(KernelLineSpinning, AWaitingWriterReReadsAfterEveryReadersRmw) {
 // 316 k. With rmw_conflict (cache_line.hpp) the rwlock is bound by its
 // word's line, whose two locked RMWs per op conflict, and no longer by the
 // semaphores' lines the spinning loads (this test's window: per_sem_lock
-// 2.29 -> 1.98 M, rwlock 1.90 -> 1.91 M, global_lock 333 k -> 304 k).
-// Bounds: per_sem_lock at least 10 % lower; rwlock and global_lock within 15 %.
+// 2.29 -> 1.98 M, rwlock 1.90 -> 1.91 M, global_lock 333 k -> 304 k). With
+// smt_compute_slowdown 1.6 (was 2.0) and the lookup's loads overlapping
+// (machine/mlp.hpp; under the array lock in global_lock) the hold is shorter,
+// so the re-reads weigh more there: per_sem_lock 2.34 -> 2.04 M, rwlock
+// 2.25 -> 2.17 M, global_lock 370 k -> 309 k.
+// Bounds: per_sem_lock at least 10 % lower; rwlock within 15 %, global_lock 20 %.
 TEST(KernelLineSpinning, OnXeon24PerSemComesDownAndTheRwlockStaysBoundByItsWord) {
   Json machine;
   std::ifstream(std::filesystem::path(SEMSIM_SOURCE_DIR) / "cpu_models/xeon-24.json") >> machine;
@@ -279,8 +283,8 @@ TEST(KernelLineSpinning, OnXeon24PerSemComesDownAndTheRwlockStaysBoundByItsWord)
     return driver::simulate(parse_scenario(doc))["points"][0]["ops_per_s"].get<double>();
   };
   EXPECT_LT(ops(file.string(), "per_sem_lock"), 0.9 * ops("xeon-24", "per_sem_lock"));
-  for (const char* kernel : {"rwlock", "global_lock"})
-    EXPECT_NEAR(ops(file.string(), kernel) / ops("xeon-24", kernel), 1.0, 0.15) << kernel;
+  EXPECT_NEAR(ops(file.string(), "rwlock") / ops("xeon-24", "rwlock"), 1.0, 0.15);
+  EXPECT_NEAR(ops(file.string(), "global_lock") / ops("xeon-24", "global_lock"), 1.0, 0.2);
   std::filesystem::remove(file);
 }
 
