@@ -135,7 +135,7 @@ def stride_hot_share(n: int) -> float:
 
 # The hot-semaphore sensitivity: the published rwlock and per-sem rows follow
 # 1 / ops_per_s = a + b * stride_hot_share(N) over N = 30..100 (24 CPUs busy at every N)
-# with r^2 = 0.93 / 0.97, the dip at N = 60 and the jump at N = 100 included
+# with r^2 = 0.98 / 0.99, the dip at N = 60 and the jump at N = 100 included
 # (validation/xeon24-growth.md); b / a is unit-free. The band is wide (a slope fitted on
 # eight points): it asks for the mechanism, not for a value.
 HOT_FIT_THREADS = [n for n in SEED001_THREADS if n >= 30]

@@ -141,9 +141,12 @@ std::size_t add_runs(std::vector<BatchRun>& runs, std::size_t s, const Scenario&
 Json checked_run(const Scenario& s, const config::MachineParams& m, const RunSpec& spec,
                  bool alone = false) {
   Rng::reset_draws();
-  Scenario single = s;
-  if (alone) single.repeats = 1;
-  Json point = run_point(alone ? single : s, m, s.kernel, spec.threads, spec.seed);
+  std::optional<Scenario> single;  // a copy only for the rerun
+  if (alone) {
+    single = s;
+    single->repeats = 1;
+  }
+  Json point = run_point(single ? *single : s, m, s.kernel, spec.threads, spec.seed);
   Json out;
   out["point"] = std::move(point);
   out["seed_free"] = Rng::draws() == 0;

@@ -538,6 +538,24 @@ void SemKernel::cs_released(Task& t) {
   if (observer_ != nullptr) observer_->on_cs_end(t, st.cs_locknum);
 }
 
+// The lookup and the permission checks of semtimedop() and semctl().
+void SemKernel::lookup_and_checks(Task& t) {
+  // ipc_checkid()'s load of sem_perm.seq, the sem_nsems test, ipcperms()'s
+  // and the two ipc_has_perm()s' loads (the permissions, sem_perm.security)
+  // feed only branches (-EIDRM, -EFBIG, -EACCES), which the core predicts:
+  // the instructions after each load do not wait for its value, so a miss
+  // (3.10: seq and security on line 1, which every semop's sem_otime store
+  // takes away) overlaps with the checks after it (machine/mlp.hpp). The
+  // core waits for the values at the end of the checks (sem_lock()'s locked
+  // RMW, or under the lock its use of the array, would wait for them too).
+  begin_loads(t);
+  ipc_obtain_object_check(t);
+  read(t, Field::Nsems);  // max >= sma->sem_nsems: EFBIG
+  ipcperms(t);
+  security_sem_semop(t);
+  end_loads(t);
+}
+
 int SemKernel::do_semtimedop(Task& t, std::span<const Sembuf> sops, const Tick* timeout) {
   InFunc body(t, Func::SysSemtimedop);
   sched_point(t, "syscall");
@@ -554,28 +572,12 @@ int SemKernel::do_semtimedop(Task& t, std::span<const Sembuf> sops, const Tick* 
   if (undo) find_alloc_undo(t);
   // The lookup and the permission checks: before the lock from 3.10, under
   // ipc_lock_check() before.
-  const auto lookup_and_checks = [&] {
-    // ipc_checkid()'s load of sem_perm.seq, the sem_nsems test, ipcperms()'s
-    // and the two ipc_has_perm()s' loads (the permissions, sem_perm.security)
-    // feed only branches (-EIDRM, -EFBIG, -EACCES), which the core predicts:
-    // the instructions after each load do not wait for its value, so a miss
-    // (3.10: seq and security on line 1, which every semop's sem_otime store
-    // takes away) overlaps with the checks after it (machine/mlp.hpp). The
-    // core waits for the values at the end of the checks (sem_lock()'s locked
-    // RMW, or under the lock its use of the array, would wait for them too).
-    begin_loads(t);
-    ipc_obtain_object_check(t);
-    read(t, Field::Nsems);  // max >= sma->sem_nsems: EFBIG
-    ipcperms(t);
-    security_sem_semop(t);
-    end_loads(t);
-  };
-  if (!gen_->lookup_under_lock()) lookup_and_checks();
+  if (!gen_->lookup_under_lock()) lookup_and_checks(t);
   if (const int err = check_semop_args(sops, sma_.nsems(), kSemopmDefault); err != 0) return err;
 
   int locknum = sem_lock(t, sops);
   if (gen_->lookup_under_lock())
-    lookup_and_checks();
+    lookup_and_checks(t);
   else if (gen_->valid_object_after_lock())
     read(t, Field::Perm);  // ipc_valid_object(): sem_perm.deleted
   if (sma_.deleted) {
@@ -687,12 +689,7 @@ bool SemKernel::signal(Task& sender, Task& target) {
 int SemKernel::lock_array_for_semctl(Task& t) {
   sched_point(t, "syscall");
   path(t, PathFn::SyscallBody);
-  begin_loads(t);  // the same independent loads as semtimedop()'s lookup
-  ipc_obtain_object_check(t);
-  read(t, Field::Nsems);
-  ipcperms(t);
-  security_sem_semop(t);  // security_sem_semctl(), the same hook's cost
-  end_loads(t);
+  lookup_and_checks(t);  // security_sem_semctl(): the same hook's cost
   return sem_lock(t, {});
 }
 

@@ -315,6 +315,9 @@ class SemKernel {
   void ipc_obtain_object_check(machine::Task& t);
   void ipcperms(machine::Task& t);
   void security_sem_semop(machine::Task& t);
+  // ipc_obtain_object_check(), the sem_nsems test, ipcperms() and the security
+  // hook, their independent loads in one window (begin_loads()).
+  void lookup_and_checks(machine::Task& t);
   void ipc_has_perm(machine::Task& t);  // security_ipc_permission() / the semop hook
   ProcessState& find_alloc_undo(machine::Task& t);
   enum class SemctlCmd { GetVal, GetPid, GetNcnt, GetZcnt, GetAll, SetAll, SetVal, Rmid };

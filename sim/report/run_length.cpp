@@ -6,6 +6,11 @@
 
 namespace semsim::report {
 
+namespace {
+// The standard normal 0.9 quantile: the von Neumann test's one-sided alpha 0.1.
+constexpr double kZ90 = 1.2815515655446004;
+}  // namespace
+
 double student_t975(int df) {
   static constexpr std::array<double, 30> kTable = {
       12.7062, 4.3027, 3.1824, 2.7764, 2.5706, 2.4469, 2.3646, 2.3060, 2.2622, 2.2281,
@@ -32,7 +37,6 @@ double chi2_95(int df) {
 }
 
 double von_neumann_bound(int batches) {
-  constexpr double kZ90 = 1.2815515655446004;
   const double k = batches;
   return batches > 2 ? kZ90 * std::sqrt((k - 2) / (k * k - 1)) : 0.0;
 }
@@ -138,7 +142,6 @@ PooledCi pool_repeats(const std::vector<RunEstimate>& runs) {
   // One run: its own interval, exactly (dof = k - 1).
   out.half_width = runs.size() == 1 ? runs[0].std_error * student_t975(runs[0].batches - 1)
                                     : student_t975(static_cast<int>(out.dof)) * out.std_error;
-  constexpr double kZ90 = 1.2815515655446004;
   out.independent = c_sum / r <= kZ90 * std::sqrt(c_var) / r;
   if (runs.size() < 2) return out;
   // Cochran's Q around the precision-weighted mean; a run of zero spread has
