@@ -15,10 +15,15 @@ SmtCores::SmtCores(const Topology& topo)
       cpus_(static_cast<std::size_t>(topo.cpus())) {
   active_ = threads_ > 1 && (factor_ != 1.0 || spin_factor_ != 1.0);
   if (!active_) return;
-  for (int a = 0; a < topo.cpus(); ++a)
+  const double none = 0.0;  // slowdown_at()'s sum before its one busy sibling
+  beside_busy_ = 1.0 + (none + (factor_ - 1.0)) / (threads_ - 1);
+  beside_spin_ = 1.0 + (none + (spin_factor_ - 1.0)) / (threads_ - 1);
+  for (int a = 0; a < topo.cpus(); ++a) {
+    auto& c = cpus_[static_cast<std::size_t>(a)];
     for (int b = 0; b < topo.cpus(); ++b)
-      if (a != b && topo.coords(a).core == topo.coords(b).core)
-        cpus_[static_cast<std::size_t>(a)].siblings.push_back(b);
+      if (a != b && topo.coords(a).core == topo.coords(b).core) c.siblings.push_back(b);
+    if (c.siblings.size() == 1) c.sibling = c.siblings.front();
+  }
 }
 
 double SmtCores::slowdown(int busy_siblings) const {
@@ -26,10 +31,17 @@ double SmtCores::slowdown(int busy_siblings) const {
   return 1.0 + (factor_ - 1.0) * busy_siblings / (threads_ - 1);
 }
 
+double SmtCores::slowdown_beside(int sibling, Tick t) const {
+  if (!busy_at(sibling, t)) return 1.0;  // 1 + 0 / (threads - 1)
+  return spinning(sibling) ? beside_spin_ : beside_busy_;
+}
+
 double SmtCores::slowdown_at(int cpu, Tick t) const {
   if (threads_ < 2) return 1.0;
+  const auto& c = cpus_[static_cast<std::size_t>(cpu)];
+  if (c.sibling >= 0) return slowdown_beside(c.sibling, t);
   double extra = 0;
-  for (int s : cpus_[static_cast<std::size_t>(cpu)].siblings)
+  for (int s : c.siblings)
     if (busy_at(s, t)) extra += (spinning(s) ? spin_factor_ : factor_) - 1.0;
   return 1.0 + extra / (threads_ - 1);
 }
@@ -47,8 +59,10 @@ void SmtCores::set_busy(int cpu, bool busy, Tick date, Tick now) {
   if (!active_) return;
   auto& c = cpus_[static_cast<std::size_t>(cpu)];
   auto& h = c.history;
-  if (h.empty() ? !busy : h.back().second == busy) return;  // no change (idle before any entry)
-  h.emplace_back(date, busy);
+  const bool empty = c.first == h.size();
+  if (empty ? !busy : h.back().busy == busy) return;  // no change (idle before any entry)
+  if (!empty && date < h.back().date) ordered_ = false;
+  h.push_back({date, busy});
   // Keep the state at the earliest date a query may still ask about: now, or
   // the start of a charge in progress on a sibling (they read this history).
   Tick keep = now;
@@ -56,14 +70,19 @@ void SmtCores::set_busy(int cpu, bool busy, Tick date, Tick now) {
     const Tick r = cpus_[static_cast<std::size_t>(s)].reading_from;
     if (r >= 0) keep = std::min(keep, r);
   }
-  while (h.size() >= 2 && h[1].first <= keep) h.pop_front();
+  while (h.size() - c.first >= 2 && h[c.first + 1].date <= keep) ++c.first;
+  // Compact once the dropped front outgrows the few live entries.
+  if (c.first >= 16 && c.first * 2 >= h.size()) {
+    h.erase(h.begin(), h.begin() + static_cast<std::ptrdiff_t>(c.first));
+    c.first = 0;
+  }
 }
 
 bool SmtCores::busy_at(int cpu, Tick t) const {
-  const auto& h = cpus_[static_cast<std::size_t>(cpu)].history;
+  const auto& c = cpus_[static_cast<std::size_t>(cpu)];
   // The latest transition dated at or before t (histories are a few entries long).
-  for (auto it = h.rbegin(); it != h.rend(); ++it)
-    if (it->first <= t) return it->second;
+  for (std::size_t i = c.history.size(); i > c.first; --i)
+    if (c.history[i - 1].date <= t) return c.history[i - 1].busy;
   return false;
 }
 
@@ -73,16 +92,50 @@ int SmtCores::busy_siblings(int cpu, Tick t) const {
   return k;
 }
 
+// work_in()'s general loop below, for one sibling with dates in order: its
+// transitions in (a, b) are the cuts in order, and the state a piece starts in
+// (busy_at(sibling, from): the latest transition at or before it) is the one
+// the walk has reached. Pieces and their sum in the same order: the same double.
+double SmtCores::work_beside(int sibling, Tick a, Tick b) const {
+  const auto& c = cpus_[static_cast<std::size_t>(sibling)];
+  const auto& h = c.history;
+  const std::size_t n = h.size();
+  // The whole span in one state (no transition after a): the common case.
+  if (n == c.first || h[n - 1].date <= a)
+    return static_cast<double>(b - a) / (n > c.first && h[n - 1].busy
+                                             ? (spinning(sibling) ? beside_spin_ : beside_busy_)
+                                             : 1.0);
+  std::size_t i = c.first;
+  bool busy = false;  // idle before any entry
+  for (; i < n && h[i].date <= a; ++i) busy = h[i].busy;
+  // Spinning is read once per call, as slowdown_at() reads it at every piece of one call.
+  const double busy_rate = spinning(sibling) ? beside_spin_ : beside_busy_;
+  double work = 0;
+  Tick from = a;
+  for (; i < n && h[i].date < b; ++i) {
+    const Tick to = h[i].date;
+    if (to > from) {
+      work += static_cast<double>(to - from) / (busy ? busy_rate : 1.0);
+      from = to;
+    }
+    busy = h[i].busy;
+  }
+  return work + static_cast<double>(b - from) / (busy ? busy_rate : 1.0);
+}
+
 double SmtCores::work_in(int cpu, Tick a, Tick b) const {
   if (b <= a) return 0;
-  const auto& sibs = cpus_[static_cast<std::size_t>(cpu)].siblings;
+  const auto& me = cpus_[static_cast<std::size_t>(cpu)];
+  if (me.sibling >= 0 && ordered_) return work_beside(me.sibling, a, b);
   // The dates in (a, b) at which a sibling starts or stops cut the span into
   // pieces of constant rate.
   std::vector<Tick>& cuts = cuts_;  // reused: this runs at every pass of every charge
   cuts.clear();
-  for (int s : sibs)
-    for (const auto& [date, busy] : cpus_[static_cast<std::size_t>(s)].history)
-      if (date > a && date < b) cuts.push_back(date);
+  for (int s : me.siblings) {
+    const auto& c = cpus_[static_cast<std::size_t>(s)];
+    for (std::size_t i = c.first; i < c.history.size(); ++i)
+      if (c.history[i].date > a && c.history[i].date < b) cuts.push_back(c.history[i].date);
+  }
   if (cuts.empty()) return static_cast<double>(b - a) / slowdown_at(cpu, a);
   std::sort(cuts.begin(), cuts.end());
   cuts.push_back(b);
@@ -101,7 +154,7 @@ void SmtCores::charge(Task& task, Tick d) {
   double left = static_cast<double>(d);
   me.reading_from = task.cursor;
   while (left >= 0.5) {
-    const Tick span = std::llround(left * slowdown_at(task.cpu, task.cursor));
+    const Tick span = round_half_away(left * slowdown_at(task.cpu, task.cursor));
     if (span <= 0) break;
     task.work(span);  // returns at the span's end, after every event dated earlier
     const Tick end = task.cursor;

@@ -42,8 +42,8 @@
 // a busy sibling stops only when its task blocks or exits.
 #pragma once
 
-#include <deque>
-#include <utility>
+#include <cmath>
+#include <cstddef>
 #include <vector>
 
 #include "core/time.hpp"
@@ -52,6 +52,18 @@
 namespace semsim::machine {
 
 struct Task;
+
+// std::llround(x), without the library call a charge's every pass made: for
+// 0 <= x < 2^52, trunc(x) and x - trunc(x) are exact in doubles (Sterbenz), so
+// adding 1 when that fraction is at least one half is llround's half away from
+// zero; anything else (negative, huge, NaN) goes to std::llround.
+inline long long round_half_away(double x) {
+  if (x >= 0 && x < 4503599627370496.0) {
+    const auto t = static_cast<long long>(x);
+    return t + (x - static_cast<double>(t) >= 0.5 ? 1 : 0);
+  }
+  return std::llround(x);
+}
 
 class SmtCores {
  public:
@@ -77,17 +89,38 @@ class SmtCores {
   double slowdown_at(int cpu, Tick t) const;
 
  private:
+  struct Change {
+    Tick date;
+    bool busy;  // from then on
+  };
   struct Cpu {
-    std::deque<std::pair<Tick, bool>> history;  // (date, busy from then), dates increasing
-    std::vector<int> siblings;                  // the other hardware threads of its core
-    Tick reading_from = -1;                     // start of a charge in progress (-1: none)
-    const Task* task = nullptr;                 // the task it runs (or last ran)
+    // (date, busy from then) in [first, size()): a vector trimmed from the
+    // front by an index (compacted now and then), not a deque: a pass reads
+    // its sibling's latest entries, one cache line instead of a deque's map.
+    std::vector<Change> history;
+    std::size_t first = 0;
+    std::vector<int> siblings;   // the other hardware threads of its core
+    int sibling = -1;            // the only one (cores of 2 threads), else -1
+    Tick reading_from = -1;      // start of a charge in progress (-1: none)
+    const Task* task = nullptr;  // the task it runs (or last ran)
   };
   bool busy_at(int cpu, Tick t) const;
   bool spinning(int cpu) const;
+  // slowdown_at() of a CPU with one sibling: no loop, the factors precomputed.
+  double slowdown_beside(int sibling, Tick t) const;
+  // work_in() of a CPU with one sibling whose history is in date order: one
+  // walk of it (its dates are the cuts, already sorted).
+  double work_beside(int sibling, Tick a, Tick b) const;
   bool active_ = false;
+  // Every history so far in date order (a transition is never dated before the
+  // one it follows): work_beside() relies on it, else work_in() cuts and sorts.
+  bool ordered_ = true;
   double factor_ = 1.0;
   double spin_factor_ = 1.0;
+  // slowdown_at()'s answers beside one busy sibling, computing or spinning, by
+  // its own arithmetic (1 + (0 + (f - 1)) / (threads - 1)): the same doubles.
+  double beside_busy_ = 1.0;
+  double beside_spin_ = 1.0;
   int threads_ = 1;
   std::vector<Cpu> cpus_;
   mutable std::vector<Tick> cuts_;  // work_in()'s scratch (no allocation per pass)
