@@ -15,9 +15,8 @@ SmtCores::SmtCores(const Topology& topo)
       cpus_(static_cast<std::size_t>(topo.cpus())) {
   active_ = threads_ > 1 && (factor_ != 1.0 || spin_factor_ != 1.0);
   if (!active_) return;
-  const double none = 0.0;  // slowdown_at()'s sum before its one busy sibling
-  beside_busy_ = 1.0 + (none + (factor_ - 1.0)) / (threads_ - 1);
-  beside_spin_ = 1.0 + (none + (spin_factor_ - 1.0)) / (threads_ - 1);
+  beside_busy_ = slowdown(1);
+  beside_spin_ = 1.0 + (spin_factor_ - 1.0) / (threads_ - 1);
   for (int a = 0; a < topo.cpus(); ++a) {
     auto& c = cpus_[static_cast<std::size_t>(a)];
     for (int b = 0; b < topo.cpus(); ++b)
@@ -102,9 +101,7 @@ double SmtCores::work_beside(int sibling, Tick a, Tick b) const {
   const std::size_t n = h.size();
   // The whole span in one state (no transition after a): the common case.
   if (n == c.first || h[n - 1].date <= a)
-    return static_cast<double>(b - a) / (n > c.first && h[n - 1].busy
-                                             ? (spinning(sibling) ? beside_spin_ : beside_busy_)
-                                             : 1.0);
+    return static_cast<double>(b - a) / slowdown_beside(sibling, a);
   std::size_t i = c.first;
   bool busy = false;  // idle before any entry
   for (; i < n && h[i].date <= a; ++i) busy = h[i].busy;

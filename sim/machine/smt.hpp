@@ -117,8 +117,8 @@ class SmtCores {
   bool ordered_ = true;
   double factor_ = 1.0;
   double spin_factor_ = 1.0;
-  // slowdown_at()'s answers beside one busy sibling, computing or spinning, by
-  // its own arithmetic (1 + (0 + (f - 1)) / (threads - 1)): the same doubles.
+  // slowdown_at()'s answers beside one busy sibling, computing or spinning:
+  // 1 + (f - 1) / (threads - 1), the same doubles as its sum 0 + (f - 1).
   double beside_busy_ = 1.0;
   double beside_spin_ = 1.0;
   int threads_ = 1;
