@@ -13,9 +13,11 @@
 //   same date keep the order in which they were made (FIFO) and the order is
 //   a function of the model alone, never of SimGrid's internals, addresses or
 //   wall time. The running actor's date is its task's cursor: model code
-//   calls wait_turn(date) whenever the cursor moves (machine/task.hpp does it
-//   for every charge), and wait_turn() returns at once while date < horizon()
-//   (the earliest pending event). Otherwise the actor is queued at its date
+//   calls wait_turn(date) before it touches shared state at a new date
+//   (machine/task.hpp: after every charge, or, for work on the task's own
+//   state, before its next shared step: an owed turn), and wait_turn()
+//   returns at once while date < horizon() (the earliest pending event).
+//   Otherwise the actor is queued at its date
 //   and the earliest event runs first. Hence every read or write of shared
 //   state happens after every event of an earlier date and before every event
 //   of a later one: cache lines, locks, run queues and wait queues serve

@@ -102,7 +102,7 @@ void SemKernel::read(Task& t, Field f, int sem) {
   if (st.loads_open)
     st.loads.load(topo_, t, sma_.line_at(off));  // end_loads() waits for it
   else
-    machine::load(topo_, t, sma_.line_at(off));
+    machine::load_private(topo_, t, sma_.line_at(off));
   trace(t, f, sem, ArrayLayout::line_of(off), AccessKind::Read);
 }
 
@@ -118,14 +118,14 @@ void SemKernel::end_loads(Task& t) {
 void SemKernel::write(Task& t, Field f, int sem) {
   const int off = sma_.offset_of(f, sem);
   if (off < 0) return;
-  machine::store(topo_, t, sma_.line_at(off));  // through the store buffer
+  machine::store_private(topo_, t, sma_.line_at(off));  // through the store buffer
   trace(t, f, sem, ArrayLayout::line_of(off), AccessKind::Write);
 }
 
 void SemKernel::rmw(Task& t, Field f, int sem) {
   const int off = sma_.offset_of(f, sem);
   if (off < 0) return;
-  machine::rmw(topo_, t, sma_.line_at(off));
+  machine::rmw_private(topo_, t, sma_.line_at(off));
   trace(t, f, sem, ArrayLayout::line_of(off), AccessKind::Rmw);
 }
 
@@ -133,14 +133,14 @@ Tick SemKernel::access(Task& t, Field f, machine::CacheLine& line, AccessKind ki
   Tick visible = 0;
   switch (to_machine(kind)) {
     case machine::Access::Write:
-      visible = machine::store(topo_, t, line);
+      visible = machine::store_private(topo_, t, line);
       break;
     case machine::Access::Rmw:
-      machine::rmw(topo_, t, line);
+      machine::rmw_private(topo_, t, line);
       visible = t.cursor;
       break;
     case machine::Access::Read:
-      machine::load(topo_, t, line);
+      machine::load_private(topo_, t, line);
       visible = t.cursor;
       break;
   }
@@ -149,7 +149,7 @@ Tick SemKernel::access(Task& t, Field f, machine::CacheLine& line, AccessKind ki
 }
 
 void SemKernel::path(Task& t, PathFn f) {
-  t.charge(path_ticks(topo_.params().semop_kernel_path, f));
+  t.charge_private(path_ticks(topo_.params().semop_kernel_path, f));
   if (observer_ != nullptr) observer_->on_path(t, f);
 }
 
@@ -434,7 +434,7 @@ template <class Body>
 int in_syscall(Task& t, SemKernel& k, const config::MachineParams& p, Body body) {
   {
     InFunc in(t, Func::SyscallEntry);
-    t.charge(p.syscall / 2);
+    t.charge_private(p.syscall / 2);
   }
   const int result = body();
   {
@@ -443,7 +443,7 @@ int in_syscall(Task& t, SemKernel& k, const config::MachineParams& p, Body body)
   }
   {
     InFunc in(t, Func::SyscallEntry);
-    t.charge(p.syscall - p.syscall / 2);
+    t.charge_private(p.syscall - p.syscall / 2);
   }
   return result;
 }
@@ -452,6 +452,8 @@ int in_syscall(Task& t, SemKernel& k, const config::MachineParams& p, Body body)
 int SemKernel::semop(Task& t, std::span<const Sembuf> sops) {
   const int result =
       in_syscall(t, *this, topo_.params(), [&] { return do_semtimedop(t, sops, nullptr); });
+  // A completed call is what the timekeeper counts: taken at its own date.
+  t.pay_turn();
   if (result == 0) ++t.semops;
   return result;
 }
@@ -461,6 +463,8 @@ int SemKernel::semtimedop(Task& t, std::span<const Sembuf> sops, Tick timeout) {
     if (timeout < 0) return -EINVAL;
     return do_semtimedop(t, sops, &timeout);
   });
+  // A completed call is what the timekeeper counts: taken at its own date.
+  t.pay_turn();
   if (result == 0) ++t.semops;
   return result;
 }

@@ -7,9 +7,11 @@
 //
 // Time order: an IPI is posted at the waker's cursor, which no other task's cursor
 // precedes. The task running on the target may have charged a chunk of work past
-// that date already (its cursor is ahead, waiting in the calendar): its next charge
-// or wait pays the handler then, late by at most that chunk, so the dates of its
-// later requests are right but the chunk itself is not split (an assumption).
+// that date already (its cursor is ahead, waiting in the calendar, or running ahead
+// on owed turns: machine/task.hpp): its next charge or wait pays the handler then,
+// late by at most that chunk (a charge, or the private work since its last turn),
+// so the dates of its later requests are right but the chunk itself is not split
+// (an assumption).
 // A handler that lands in a wait delays what the task does after it, never the
 // event waited for: where the task acts at the wait's end on others (a lock's
 // release hands the lock on), it waits with Task::wait_until(), acts, and only

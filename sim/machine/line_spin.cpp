@@ -10,6 +10,7 @@ LineWatchers* LineWatchers::attach(CacheLine& line) {
 }
 
 void LineWatchers::park(Task& t) {
+  t.pay_turn();
   parked_.push_back(&t);
   t.actor->park();
 }

@@ -50,7 +50,8 @@ Tick LoadWindow::load(const Topology& topo, Task& task, CacheLine& line) {
       if (p.line == &line && p.done > done) done = p.done;
   }
   loads_.push_back({&line, done, task.func, miss});
-  task.advance_to(std::min(done, task.cursor + m.l1_hit));  // the load's issue; the core goes on
+  task.advance_private(
+      std::min(done, task.cursor + m.l1_hit));  // the load's issue; the core goes on
   return done;
 }
 

@@ -60,6 +60,7 @@ void RwLock::write_lock_on_line(const Topology& topo, Task& task) {
 }
 
 void RwLock::read_lock(const Topology& topo, Task& task) {
+  task.pay_turn();
   InFunc in(task, Func::RawReadLock);
   if (line_spinning_) {
     ++task.lock_depth;
@@ -81,6 +82,7 @@ void RwLock::read_lock(const Topology& topo, Task& task) {
 }
 
 void RwLock::read_unlock(const Topology& topo, Task& task) {
+  task.pay_turn();
   InFunc in(task, Func::RawRwUnlock);
   auto it = std::find_if(readers_.begin(), readers_.end(),
                          [&](const Reader& r) { return r.task == &task; });
@@ -107,6 +109,7 @@ void RwLock::read_unlock(const Topology& topo, Task& task) {
 }
 
 void RwLock::write_lock(const Topology& topo, Task& task) {
+  task.pay_turn();
   InFunc in(task, Func::RawWriteLock);
   if (line_spinning_) {
     ++task.lock_depth;
@@ -127,6 +130,7 @@ void RwLock::write_lock(const Topology& topo, Task& task) {
 }
 
 void RwLock::write_unlock(const Topology& topo, Task& task) {
+  task.pay_turn();
   InFunc in(task, Func::RawRwUnlock);
   ++stats_.write.acquisitions;
   stats_.write.add_hold(task.cursor - writer_since_);

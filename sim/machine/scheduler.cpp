@@ -163,6 +163,7 @@ Tick Scheduler::switch_in_refill(Task& task, int cpu) {
 }
 
 void Scheduler::start(Task& task) {
+  task.pay_turn();
   const int target = task.pinned ? task.home_cpu : place_new(task);
   auto& c = state(target);
   if (c.current == nullptr) {
@@ -263,6 +264,7 @@ void Scheduler::switch_out(Task& task) {
 }
 
 void Scheduler::maybe_preempt(Task& task) {
+  task.pay_turn();
   if (task.lock_depth > 0) return;
   auto& c = state(task.cpu);
   if (c.runqueue.empty()) return;
@@ -277,6 +279,7 @@ void Scheduler::maybe_preempt(Task& task) {
 }
 
 void Scheduler::block(Task& task) {
+  task.pay_turn();
   if (task.wake_pending) {
     // Woken between deciding to sleep and schedule(): it stays runnable.
     task.wake_pending = false;
@@ -343,6 +346,7 @@ Tick Scheduler::jittered(Tick mean, const std::vector<double>& shape) {
 }
 
 void Scheduler::wake(Task& waker, Task& wakee) {
+  waker.pay_turn();
   const auto& p = topo_.params();
   InFunc in(waker, Func::Wakeup);
   // wakeup_waker is try_to_wake_up() that kicks an idle CPU, the IPI (on a VM:
@@ -432,6 +436,7 @@ void Scheduler::wake(Task& waker, Task& wakee) {
 }
 
 void Scheduler::exit(Task& task) {
+  task.pay_turn();
   task.state = TaskState::Exited;
   if (cpu(task.cpu).current == &task) dispatch_next(task.cpu, task.cursor);
   task.cpu_time = nullptr;

@@ -147,6 +147,7 @@ double SmtCores::work_in(int cpu, Tick a, Tick b) const {
 }
 
 void SmtCores::charge(Task& task, Tick d) {
+  task.pay_turn();
   auto& me = cpus_[static_cast<std::size_t>(task.cpu)];
   double left = static_cast<double>(d);
   me.reading_from = task.cursor;

@@ -133,6 +133,7 @@ void Spinlock::lock(const Topology& topo, Task& task) {
 }
 
 void Spinlock::unlock(const Topology& topo, Task& task) {
+  task.pay_turn();
   if (markov_oracle()) {
     oracle_unlock(task);
     return;
@@ -240,6 +241,7 @@ void Spinlock::oracle_unlock(Task& task) {
 }
 
 bool Spinlock::is_locked(const Topology& topo, Task& task) {
+  task.pay_turn();
   if (line_spinning_) {
     // The word as it is at the read's date (head != tail).
     const Tick done = issue_load(topo, task, *line_);

@@ -35,6 +35,7 @@ Tick StoreBuffer::line_arrival(const CacheLine* line) const {
 }
 
 IssuedStore issue_store(const Topology& topo, Task& task, CacheLine& line) {
+  task.pay_turn();
   const MachineParams& p = topo.params();
   const auto depth = static_cast<std::size_t>(std::max(p.store_buffer_entries, 0.0));
   if (depth == 0) {  // no buffer: the store stalls the core until its line is here
@@ -51,6 +52,7 @@ IssuedStore issue_store(const Topology& topo, Task& task, CacheLine& line) {
 }
 
 Tick issue_rmw(const Topology& topo, Task& task, CacheLine& line) {
+  task.pay_turn();
   StoreBuffer& sb = task.stores;
   task.advance_to(sb.drained());  // the LOCK prefix drains the buffer first
   const Tick done = line.access(topo, task.cpu, Access::Rmw, task.cursor);
@@ -59,6 +61,7 @@ Tick issue_rmw(const Topology& topo, Task& task, CacheLine& line) {
 }
 
 Tick issue_load(const Topology& topo, Task& task, CacheLine& line) {
+  task.pay_turn();
   StoreBuffer& sb = task.stores;
   if (sb.pending(task.cursor) > 0) task.advance_to(sb.line_arrival(&line));
   return line.access(topo, task.cpu, Access::Read, task.cursor);
@@ -82,6 +85,20 @@ void rmw(const Topology& topo, Task& task, CacheLine& line) {
 
 void load(const Topology& topo, Task& task, CacheLine& line) {
   task.advance_to(issue_load(topo, task, line));
+}
+
+Tick store_private(const Topology& topo, Task& task, CacheLine& line) {
+  const IssuedStore s = issue_store(topo, task, line);
+  task.advance_private(s.issued);
+  return s.visible;
+}
+
+void rmw_private(const Topology& topo, Task& task, CacheLine& line) {
+  task.advance_private(issue_rmw(topo, task, line));
+}
+
+void load_private(const Topology& topo, Task& task, CacheLine& line) {
+  task.advance_private(issue_load(topo, task, line));
 }
 
 }  // namespace semsim::machine

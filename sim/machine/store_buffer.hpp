@@ -88,5 +88,12 @@ void full_fence(const Topology& topo, Task& task);
 Tick store(const Topology& topo, Task& task, CacheLine& line);
 void rmw(const Topology& topo, Task& task, CacheLine& line);
 void load(const Topology& topo, Task& task, CacheLine& line);
+// The same, for the kernel's accesses to its data (ipc/sem_kernel.cpp): the wait to
+// the completion is the task's own (Task::advance_private), so its turn there is
+// owed and paid before the task's next shared step. Locks, the scheduler and every
+// spin loop use the forms above, whose code acts on what it sees at the wait's end.
+Tick store_private(const Topology& topo, Task& task, CacheLine& line);
+void rmw_private(const Topology& topo, Task& task, CacheLine& line);
+void load_private(const Topology& topo, Task& task, CacheLine& line);
 
 }  // namespace semsim::machine

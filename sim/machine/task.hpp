@@ -13,8 +13,32 @@
 // place by hand. Moving another task's cursor (a releaser dating its waiter's
 // hand-off, a waker dating its wakee) never yields: that task is parked and
 // runs again at that date.
+//
+// Owed turns (the speed of exact order): the kernel path's own instructions
+// (charge_private()) and the issue waits of the kernel's data accesses
+// (advance_private()) touch nothing another task reads, so the turn at their end
+// is owed instead of taken, and paid (pay_turn()) before the task's next shared
+// step: every cache-line request (issue_load/issue_store/issue_rmw), every lock
+// and scheduler entry, sync(), and any charge or wait taken the ordinary way.
+// Rules that keep this exact:
+//   - Every shared resource is still served at the request's date in date order:
+//     a request pays the turn first, so it runs after every earlier event.
+//   - Shared model state the task reads or writes between two turns (a
+//     semaphore's value, a wait queue) it sees as of its last turn, as every
+//     other task does: its last request (the line holding that state) fixed the
+//     order, and nothing is dated between that turn and the next one.
+//   - What observers count is dated: a completed semop pays its turn before it
+//     is counted, and time_at(date) leaves out owed work past an observer's date
+//     (the window's edges).
+//   - With SMT a charge reads its siblings' activity, and they read its own: a
+//     task on an SMT core takes every turn (charge_private() is charge() there).
+//   - An IPI to the CPU is paid when the task's work reaches it; posted while
+//     the task runs ahead, it lands in the task's next charge (machine/ipi_queue.hpp).
+// The reference mode (core/simulation.hpp) queues at every turn, owed ones
+// included, so it synchronises before every shared access.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <vector>
@@ -139,6 +163,13 @@ struct Task {
   SmtCores* smt = nullptr;    // its CPU's core, when busy siblings slow its work (machine/smt.hpp)
   report::TraceSink* trace = nullptr;  // where its events are recorded (none: tracing off)
   StoreBuffer stores;                  // its stores not yet visible (x86 TSO)
+  bool owe_turns = false;              // inside charge_private() / advance_private()
+  bool turn_owed = false;              // its cursor moved past its last turn (pay_turn() takes it)
+  struct OwedWork {
+    Func func;
+    Tick start, d;
+  };
+  std::vector<OwedWork> owed_work;  // the charges since its last turn (for time_at())
 
   // Work of length d (on a core of its own): the CPU's interruptions that land
   // in it delay it, and busy SMT siblings stretch it.
@@ -148,6 +179,38 @@ struct Task {
       return;
     }
     work(d);
+  }
+  // Work on the task's own state (the kernel path's instructions, the user loop):
+  // the same as charge(), but the turn at its end is owed, not taken: the task
+  // goes on ahead of the clock and pays the turn before its next shared step
+  // (pay_turn(): every cache-line request, lock, scheduler call and sync() pays
+  // it). What the task reads of shared state in between it reads as of its last
+  // turn, as every other task sees it (see "Owed turns" above). With SMT a
+  // charge reads the siblings' activity: it takes its turns as charge() does.
+  void charge_private(Tick d) {
+    if (smt != nullptr) {
+      charge_on_smt(d);
+      return;
+    }
+    owe_turns = true;
+    work(d);
+    owe_turns = false;
+  }
+  // advance_to() for a wait on the task's own pending access (a load's issue,
+  // a store's issue): the turn at its end is owed, as in charge_private().
+  void advance_private(Tick t) {
+    if (smt != nullptr) {  // its siblings read what it does: as advance_to()
+      advance_to(t);
+      return;
+    }
+    owe_turns = true;
+    advance_to(t);
+    owe_turns = false;
+  }
+  // Take the turn owed by charge_private() / advance_private(), if any: from
+  // here the task's next step is at its cursor, after every earlier event.
+  void pay_turn() {
+    if (turn_owed) keep_order();
   }
   // Work that takes d whatever the siblings do (SmtCores stretches it in passes).
   void work(Tick d) {
@@ -195,8 +258,24 @@ struct Task {
   void charge_on_smt(Tick d);  // machine/smt.cpp
   void account(Func f, Tick d) {
     record(f, d);
-    cursor += d;
-    keep_order();
+    if (owe_turns) {
+      owed_work.push_back({f, cursor, d});
+      cursor += d;
+      turn_owed = true;
+    } else {
+      cursor += d;
+      keep_order();
+    }
+  }
+  // Its CPU time by function as of `date` (an observer's, e.g. the window's
+  // edge): without the part of its owed work that lies past it.
+  FuncTimes time_at(Tick date) const {
+    FuncTimes t = time;
+    for (const OwedWork& w : owed_work) {
+      const Tick past = std::min(w.d, std::max<Tick>(0, w.start + w.d - date));
+      t[static_cast<std::size_t>(w.func)] -= past;
+    }
+    return t;
   }
   // CPU time d of f from the cursor on, which does not move (a sleeper's CPU still
   // switching it out after it left the run queue).
@@ -214,6 +293,8 @@ struct Task {
   }
   // The running task never executes past the earliest pending event.
   void keep_order() {
+    turn_owed = false;
+    owed_work.clear();
     if (actor != nullptr && actor->running()) actor->wait_turn(cursor);
   }
   // A parked task runs again at its cursor (dated by whoever wakes it, after
@@ -229,6 +310,8 @@ struct Task {
   [[noreturn]] void resumed_in_the_past() const;  // machine/task.cpp
   // An explicit point of order (e.g. before publishing a flag).
   void sync() {
+    turn_owed = false;
+    owed_work.clear();
     if (actor != nullptr) actor->wait_turn(cursor);
   }
 };

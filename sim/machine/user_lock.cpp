@@ -137,6 +137,7 @@ void UserLock::lock_mcs(const Topology& topo, Task& task) {
 }
 
 void UserLock::unlock(const Topology& topo, Task& task) {
+  task.pay_turn();
   InFunc in(task, Func::SemUnlock);
   ++stats_.acquisitions;
   if (kind_ == UserLockKind::Mcs) {

@@ -9,14 +9,14 @@ namespace semsim::report {
 
 using machine::CpuCategory;
 
-std::vector<WindowStats::TaskSnap> WindowStats::snapshot() const {
+std::vector<WindowStats::TaskSnap> WindowStats::snapshot(Tick now) const {
   std::vector<TaskSnap> out;
   for (const auto& t : tasks_)
     out.push_back({t.semops,
                    t.voluntary_switches,
                    t.involuntary_switches,
                    {t.wakes_same_cpu, t.wakes_remote_busy, t.wakes_remote_idle},
-                   t.time});
+                   t.time_at(now)});
   return out;
 }
 
@@ -31,7 +31,7 @@ std::uint64_t sum(const std::vector<std::uint64_t>* v) {
 
 void WindowStats::begin(Tick now) {
   start_ = now;
-  at_start_ = snapshot();
+  at_start_ = snapshot(now);
   rounds_at_start_ = sum(rounds_);
   for (const auto* line : sma_.lines()) const_cast<machine::CacheLine*>(line)->reset_stats();
   sma_.array_lock->reset_stats();
@@ -44,7 +44,7 @@ void WindowStats::begin(Tick now) {
 
 void WindowStats::end(Tick now) {
   stop_ = now;
-  at_end_ = snapshot();
+  at_end_ = snapshot(now);
   rounds_at_end_ = sum(rounds_);
 }
 

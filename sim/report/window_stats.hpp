@@ -35,7 +35,8 @@ class WindowStats {
     std::array<std::uint64_t, 3> wakes{};  // same CPU, remote busy, remote idle
     std::array<Tick, machine::kFuncCount> time{};
   };
-  std::vector<TaskSnap> snapshot() const;
+  // Every task as of `now` (a task ahead of the clock counts only its work before it).
+  std::vector<TaskSnap> snapshot(Tick now) const;
   const machine::Topology& topo_;
   ipc::SemArray& sma_;
   const std::deque<machine::Task>& tasks_;

@@ -37,7 +37,7 @@ void charge_user_work(const SimContext& ctx, Task& t, const Step& s) {
   work += ns_to_ticks(p.busy_loop_iteration_ns * static_cast<double>(s.busy_loops));
   work += ns_to_ticks(p.memcpy_byte_ns * s.memcpy_bytes);
   work += s.think_ns * kTicksPerNs;
-  t.charge(work);
+  t.charge_private(work);
 }
 
 // semget()/IPC_RMID of aim9's private array: a syscall and the kernel path;

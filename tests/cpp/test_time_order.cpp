@@ -20,6 +20,7 @@
 #include "driver/simulate.hpp"
 #include "ipc/kernel_policy.hpp"
 #include "machine/cache_line.hpp"
+#include "machine/store_buffer.hpp"
 #include "machine/task.hpp"
 
 namespace semsim {
@@ -154,6 +155,87 @@ TEST(TimeOrder, ChargesInterleaveByDate) {
   for (std::size_t k = 1; k < seen.size(); ++k)
     EXPECT_LE(seen[k - 1].first, seen[k].first) << "entry " << k;
   EXPECT_EQ(seen.size(), 10u);
+}
+
+// Owed turns (machine/task.hpp): private work takes no turn, and the next shared
+// step pays it. Task 0 charges its own work far past task 1's date, then reads a
+// line that task 1 writes at an earlier date (but later in wall order): the read
+// must come after the write, so it is a transfer from task 1's CPU, not a hit.
+TEST(TimeOrder, AnOwedTurnIsPaidBeforeTheNextLineRequest) {
+  auto params = config::load_machine("uniform-64");
+  params.store_buffer_entries = 0;  // the write takes the line at its date
+  machine::Topology topo(params);
+  machine::CacheLine line("shared");
+  line.access(topo, 0, machine::Access::Write, 0);  // CPU 0 owns it
+  Simulation sim;
+  std::deque<machine::Task> tasks(2);
+  Tick read_done = 0, read_at = 0;
+  std::vector<int> order;
+  for (int i = 0; i < 2; ++i) {
+    auto& t = tasks[static_cast<std::size_t>(i)];
+    t.id = i;
+    t.cpu = i;
+    t.actor = &sim.spawn(fmt::format("t{}", i), [&, i](Actor&) {
+      auto& me = tasks[static_cast<std::size_t>(i)];
+      if (i == 0) {
+        me.charge_private(1000);  // owed: no turn, task 1 has not run yet
+        me.charge_private(1000);
+        EXPECT_TRUE(me.turn_owed);
+        order.push_back(0);
+        read_at = me.cursor;
+        read_done = machine::issue_load(topo, me, line);
+      } else {
+        me.charge(500);
+        order.push_back(1);
+        machine::store(topo, me, line);  // at 500: CPU 1 takes the line
+      }
+    });
+  }
+  sim.run();
+  // Task 0 ran its private work first (wall order), task 1's store came next.
+  EXPECT_EQ(order, (std::vector<int>{0, 1}));
+  EXPECT_EQ(read_at, 2000);
+  EXPECT_GT(read_done - read_at, params.l1_hit) << "the read must miss: CPU 1 wrote the line";
+}
+
+// A charge taken the ordinary way turns at its end; charge_private() only at the
+// next shared step: two tasks alternating private work and a sync hand off once per
+// sync, not once per charge.
+TEST(TimeOrder, PrivateWorkTakesOneTurnPerSharedStep) {
+  const auto handoffs = [](bool owed) {
+    Simulation sim;
+    std::deque<machine::Task> tasks(2);
+    for (int i = 0; i < 2; ++i) {
+      auto& t = tasks[static_cast<std::size_t>(i)];
+      t.id = i;
+      t.actor = &sim.spawn(fmt::format("t{}", i), [&t, owed](Actor&) {
+        for (int k = 0; k < 100; ++k) {
+          for (int c = 0; c < 4; ++c) owed ? t.charge_private(10) : t.charge(10);
+          t.sync();
+        }
+      });
+    }
+    sim.run();
+    return sim.handoffs();
+  };
+  const auto eager = handoffs(false), owed = handoffs(true);
+  EXPECT_GE(eager, 700u);  // about one per charge
+  EXPECT_LE(owed, 202u);   // one per sync, and the two tasks' ends
+}
+
+// An observer's look at a task ahead of the clock leaves out its owed work past
+// the observer's date (the window's edges, report/window_stats.cpp).
+TEST(TimeOrder, TimeAtLeavesOutOwedWorkPastTheDate) {
+  machine::Task t;
+  t.func = machine::Func::User;
+  t.charge_private(100);  // [0, 100)
+  t.func = machine::Func::SyscallEntry;
+  t.charge_private(50);  // [100, 150)
+  const auto at = t.time_at(120);
+  EXPECT_EQ(at[static_cast<std::size_t>(machine::Func::User)], 100);
+  EXPECT_EQ(at[static_cast<std::size_t>(machine::Func::SyscallEntry)], 20);
+  t.sync();  // the turn is paid: nothing is owed any more
+  EXPECT_EQ(t.time_at(0)[static_cast<std::size_t>(machine::Func::SyscallEntry)], 50);
 }
 
 // --- Fast path against reference mode ----------------------------------------
