@@ -102,7 +102,7 @@ void SemKernel::read(Task& t, Field f, int sem) {
   if (st.loads_open)
     st.loads.load(topo_, t, sma_.line_at(off));  // end_loads() waits for it
   else
-    machine::load_private(topo_, t, sma_.line_at(off));
+    machine::load(topo_, t, sma_.line_at(off), machine::Turn::Owe);
   trace(t, f, sem, ArrayLayout::line_of(off), AccessKind::Read);
 }
 
@@ -118,14 +118,14 @@ void SemKernel::end_loads(Task& t) {
 void SemKernel::write(Task& t, Field f, int sem) {
   const int off = sma_.offset_of(f, sem);
   if (off < 0) return;
-  machine::store_private(topo_, t, sma_.line_at(off));  // through the store buffer
+  machine::store(topo_, t, sma_.line_at(off), machine::Turn::Owe);  // through the store buffer
   trace(t, f, sem, ArrayLayout::line_of(off), AccessKind::Write);
 }
 
 void SemKernel::rmw(Task& t, Field f, int sem) {
   const int off = sma_.offset_of(f, sem);
   if (off < 0) return;
-  machine::rmw_private(topo_, t, sma_.line_at(off));
+  machine::rmw(topo_, t, sma_.line_at(off), machine::Turn::Owe);
   trace(t, f, sem, ArrayLayout::line_of(off), AccessKind::Rmw);
 }
 
@@ -133,14 +133,14 @@ Tick SemKernel::access(Task& t, Field f, machine::CacheLine& line, AccessKind ki
   Tick visible = 0;
   switch (to_machine(kind)) {
     case machine::Access::Write:
-      visible = machine::store_private(topo_, t, line);
+      visible = machine::store(topo_, t, line, machine::Turn::Owe);
       break;
     case machine::Access::Rmw:
-      machine::rmw_private(topo_, t, line);
+      machine::rmw(topo_, t, line, machine::Turn::Owe);
       visible = t.cursor;
       break;
     case machine::Access::Read:
-      machine::load_private(topo_, t, line);
+      machine::load(topo_, t, line, machine::Turn::Owe);
       visible = t.cursor;
       break;
   }
@@ -447,15 +447,20 @@ int in_syscall(Task& t, SemKernel& k, const config::MachineParams& p, Body body)
   }
   return result;
 }
+
+// A semop() that returns: a completed call is what the timekeeper counts, so it
+// is counted at its own date (its owed turn paid first).
+int counted(Task& t, int result) {
+  t.pay_turn();
+  if (result == 0) ++t.semops;
+  return result;
+}
 }  // namespace
 
 int SemKernel::semop(Task& t, std::span<const Sembuf> sops) {
   const int result =
       in_syscall(t, *this, topo_.params(), [&] { return do_semtimedop(t, sops, nullptr); });
-  // A completed call is what the timekeeper counts: taken at its own date.
-  t.pay_turn();
-  if (result == 0) ++t.semops;
-  return result;
+  return counted(t, result);
 }
 
 int SemKernel::semtimedop(Task& t, std::span<const Sembuf> sops, Tick timeout) {
@@ -463,10 +468,7 @@ int SemKernel::semtimedop(Task& t, std::span<const Sembuf> sops, Tick timeout) {
     if (timeout < 0) return -EINVAL;
     return do_semtimedop(t, sops, &timeout);
   });
-  // A completed call is what the timekeeper counts: taken at its own date.
-  t.pay_turn();
-  if (result == 0) ++t.semops;
-  return result;
+  return counted(t, result);
 }
 
 void SemKernel::ipc_obtain_object_check(Task& t) {

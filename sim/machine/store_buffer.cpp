@@ -73,32 +73,27 @@ void full_fence(const Topology& topo, Task& task) {
   task.charge(topo.params().full_fence);
 }
 
-Tick store(const Topology& topo, Task& task, CacheLine& line) {
+namespace {
+void wait_for(Task& task, Tick t, Turn turn) {
+  if (turn == Turn::Owe)
+    task.advance_private(t);
+  else
+    task.advance_to(t);
+}
+}  // namespace
+
+Tick store(const Topology& topo, Task& task, CacheLine& line, Turn turn) {
   const IssuedStore s = issue_store(topo, task, line);
-  task.advance_to(s.issued);
+  wait_for(task, s.issued, turn);
   return s.visible;
 }
 
-void rmw(const Topology& topo, Task& task, CacheLine& line) {
-  task.advance_to(issue_rmw(topo, task, line));
+void rmw(const Topology& topo, Task& task, CacheLine& line, Turn turn) {
+  wait_for(task, issue_rmw(topo, task, line), turn);
 }
 
-void load(const Topology& topo, Task& task, CacheLine& line) {
-  task.advance_to(issue_load(topo, task, line));
-}
-
-Tick store_private(const Topology& topo, Task& task, CacheLine& line) {
-  const IssuedStore s = issue_store(topo, task, line);
-  task.advance_private(s.issued);
-  return s.visible;
-}
-
-void rmw_private(const Topology& topo, Task& task, CacheLine& line) {
-  task.advance_private(issue_rmw(topo, task, line));
-}
-
-void load_private(const Topology& topo, Task& task, CacheLine& line) {
-  task.advance_private(issue_load(topo, task, line));
+void load(const Topology& topo, Task& task, CacheLine& line, Turn turn) {
+  wait_for(task, issue_load(topo, task, line), turn);
 }
 
 }  // namespace semsim::machine

@@ -28,6 +28,7 @@
 // only holds dates, so nothing here is scheduled in the future.
 #pragma once
 
+#include <cstdint>
 #include <deque>
 
 #include "core/time.hpp"
@@ -83,17 +84,15 @@ Tick issue_load(const Topology& topo, Task& task, CacheLine& line);
 // smp_mb(): waits for the pending stores and the last locked RMW's store, then full_fence.
 void full_fence(const Topology& topo, Task& task);
 
+// How the task waits for an access: Take its turn at the wait's end (locks, the
+// scheduler, every spin loop: their code acts on what it sees there), or Owe it
+// (the kernel's accesses to its data, ipc/sem_kernel.cpp: the wait is the task's
+// own, Task::advance_private(), and the turn is paid before its next shared step).
+enum class Turn : std::uint8_t { Take, Owe };
 // The same, with the task advanced to the completion (a store: to its issue);
 // a store returns its visibility date.
-Tick store(const Topology& topo, Task& task, CacheLine& line);
-void rmw(const Topology& topo, Task& task, CacheLine& line);
-void load(const Topology& topo, Task& task, CacheLine& line);
-// The same, for the kernel's accesses to its data (ipc/sem_kernel.cpp): the wait to
-// the completion is the task's own (Task::advance_private), so its turn there is
-// owed and paid before the task's next shared step. Locks, the scheduler and every
-// spin loop use the forms above, whose code acts on what it sees at the wait's end.
-Tick store_private(const Topology& topo, Task& task, CacheLine& line);
-void rmw_private(const Topology& topo, Task& task, CacheLine& line);
-void load_private(const Topology& topo, Task& task, CacheLine& line);
+Tick store(const Topology& topo, Task& task, CacheLine& line, Turn turn = Turn::Take);
+void rmw(const Topology& topo, Task& task, CacheLine& line, Turn turn = Turn::Take);
+void load(const Topology& topo, Task& task, CacheLine& line, Turn turn = Turn::Take);
 
 }  // namespace semsim::machine

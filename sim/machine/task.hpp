@@ -164,7 +164,6 @@ struct Task {
   report::TraceSink* trace = nullptr;  // where its events are recorded (none: tracing off)
   StoreBuffer stores;                  // its stores not yet visible (x86 TSO)
   bool owe_turns = false;              // inside charge_private() / advance_private()
-  bool turn_owed = false;              // its cursor moved past its last turn (pay_turn() takes it)
   struct OwedWork {
     Func func;
     Tick start, d;
@@ -210,8 +209,10 @@ struct Task {
   // Take the turn owed by charge_private() / advance_private(), if any: from
   // here the task's next step is at its cursor, after every earlier event.
   void pay_turn() {
-    if (turn_owed) keep_order();
+    if (turn_owed()) keep_order();
   }
+  // Its cursor moved past its last turn: some owed work is not yet in order.
+  bool turn_owed() const { return !owed_work.empty(); }
   // Work that takes d whatever the siblings do (SmtCores stretches it in passes).
   void work(Tick d) {
     if (noise != nullptr) {
@@ -261,7 +262,6 @@ struct Task {
     if (owe_turns) {
       owed_work.push_back({f, cursor, d});
       cursor += d;
-      turn_owed = true;
     } else {
       cursor += d;
       keep_order();
@@ -293,7 +293,6 @@ struct Task {
   }
   // The running task never executes past the earliest pending event.
   void keep_order() {
-    turn_owed = false;
     owed_work.clear();
     if (actor != nullptr && actor->running()) actor->wait_turn(cursor);
   }
@@ -310,7 +309,6 @@ struct Task {
   [[noreturn]] void resumed_in_the_past() const;  // machine/task.cpp
   // An explicit point of order (e.g. before publishing a flag).
   void sync() {
-    turn_owed = false;
     owed_work.clear();
     if (actor != nullptr) actor->wait_turn(cursor);
   }

@@ -180,7 +180,7 @@ TEST(TimeOrder, AnOwedTurnIsPaidBeforeTheNextLineRequest) {
       if (i == 0) {
         me.charge_private(1000);  // owed: no turn, task 1 has not run yet
         me.charge_private(1000);
-        EXPECT_TRUE(me.turn_owed);
+        EXPECT_TRUE(me.turn_owed());
         order.push_back(0);
         read_at = me.cursor;
         read_done = machine::issue_load(topo, me, line);
