@@ -227,11 +227,14 @@ def ops_interval(point: Mapping[str, Any]) -> tuple[float, float] | None:
     """A simulated point's 95 % confidence interval of ``ops_per_s`` (its ``run_length``, pooled
     over the point's seeds: ``ops_per_s`` is their mean), or None.
 
-    None for measured points, run-to-completion workloads, and workloads whose run
-    length follows their own figure (``run_length.counter`` is then ``rounds``).
+    A workload that runs to completion has the interval of its seeds' rates
+    (``run_length.interval`` is ``replications``, ``counter`` ``ops_per_s``). None for
+    measured points, a run to completion with one seed, and workloads whose run length
+    follows their own figure (``run_length.counter`` is then ``rounds``).
     """
     rl = point.get("run_length")
-    if not isinstance(rl, Mapping) or rl.get("counter") != "semops" or not rl.get("ci95_per_s"):
+    if (not isinstance(rl, Mapping) or rl.get("counter") not in ("semops", "ops_per_s")
+            or not rl.get("ci95_per_s")):
         return None
     lo, hi = rl["ci95_per_s"]
     return float(lo), float(hi)

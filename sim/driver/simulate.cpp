@@ -62,6 +62,12 @@ Json assemble(const Scenario& scenario, const config::MachineParams& machine,
       std::vector<Json> lengths;
       for (std::size_t d : distinct) lengths.push_back(runs[d]["run_length"]);
       point["run_length"] = report::pooled_run_length(lengths);
+    } else {
+      // A run to completion: the interval of its replications' ops_per_s.
+      std::vector<double> rates;
+      for (std::size_t d : distinct) rates.push_back(runs[d]["ops_per_s"].get<double>());
+      point["run_length"] = report::replication_run_length(
+          rates, scenario.precision, runs.size() > 1 && distinct.size() == 1, "ops_per_s");
     }
     Json all = Json::array();
     for (const auto& run : runs) all.push_back(run["ops_per_s"]);

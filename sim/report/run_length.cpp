@@ -385,4 +385,37 @@ Json pooled_run_length(const std::vector<Json>& runs) {
   return j;
 }
 
+Json replication_run_length(const std::vector<double>& rates, double precision, bool seed_free,
+                            const char* counter) {
+  const auto r = static_cast<int>(rates.size());
+  double mean = 0;
+  for (double x : rates) mean += x / r;
+  Json j;
+  j["applicable"] = false;
+  j["precision"] = precision;
+  j["interval"] = "replications";
+  j["counter"] = counter;
+  j["pooled_runs"] = r;
+  j["seed_free"] = seed_free;
+  j["rate_per_s"] = mean;
+  if (seed_free || r >= 2) {
+    double ss = 0;
+    for (double x : rates) ss += (x - mean) * (x - mean);
+    const double se = r >= 2 ? std::sqrt(ss / (r - 1)) / std::sqrt(r) : 0.0;
+    const double half = r >= 2 ? student_t975(r - 1) * se : 0.0;
+    j["ci95_per_s"] = {mean - half, mean + half};
+    j["half_width_rel"] = mean > 0 ? half / mean : 0.0;
+    j["std_error_per_s"] = se;
+    j["dof"] = r >= 2 ? Json(r - 1) : Json();
+    j["reached"] = precision > 0 && mean > 0 && half <= precision * mean;
+  } else {
+    j["ci95_per_s"] = nullptr;
+    j["half_width_rel"] = nullptr;
+    j["std_error_per_s"] = nullptr;
+    j["dof"] = nullptr;
+    j["reached"] = false;
+  }
+  return j;
+}
+
 }  // namespace semsim::report

@@ -143,6 +143,17 @@ PooledCi pool_repeats(const std::vector<RunEstimate>& runs);
 // reached, and every run's own object under "runs".
 Json pooled_run_length(const std::vector<Json>& runs);
 
+// The "run_length" object of a point whose workload runs to completion (a
+// fixed amount of work: no window to size, so "applicable" is false). Its
+// interval comes from its replications alone: the distinct runs' rates (in
+// seed order, copies left out by the caller), Student-t on R - 1 degrees of
+// freedom of their mean. A point whose seeds all gave the same bytes made no
+// random draw (seed_free): its figure is exact, an interval of zero width. One
+// run of a seeded point (repeats 1) has no interval. `counter` names the
+// figure the rates are of (the caller's: "ops_per_s").
+Json replication_run_length(const std::vector<double>& rates, double precision, bool seed_free,
+                            const char* counter);
+
 class RunLength {
  public:
   static constexpr int kMinBatches = 20;

@@ -3,6 +3,7 @@
 // to the ceiling when the precision is out of reach, and repeat byte for byte.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -470,6 +471,57 @@ TEST(RunLength, RunToCompletionWorkloadsSayNotApplicable) {
   doc["threads"] = 2;
   const Json p = run(doc)["points"][0];
   EXPECT_FALSE(p["run_length"]["applicable"].get<bool>());
+  EXPECT_EQ(p["run_length"]["interval"], "replications");
+}
+
+// A run to completion's interval is its replications' t-interval: three rates
+// 1, 2, 3 have the mean 2, s = 1 and the half-width t(0.975, 2) / sqrt(3).
+TEST(RunLength, ReplicationIntervalIsStudentOnTheRuns) {
+  const Json wide = report::replication_run_length({1.0, 2.0, 3.0}, 0.01, false, "ops_per_s");
+  EXPECT_DOUBLE_EQ(wide["rate_per_s"].get<double>(), 2.0);
+  const double half = 4.302653 / std::sqrt(3.0);
+  EXPECT_NEAR(wide["ci95_per_s"][0].get<double>(), 2.0 - half, 1e-4);  // t from a 4-digit table
+  EXPECT_NEAR(wide["ci95_per_s"][1].get<double>(), 2.0 + half, 1e-4);
+  EXPECT_NEAR(wide["std_error_per_s"].get<double>(), 1.0 / std::sqrt(3.0), 1e-12);
+  EXPECT_EQ(wide["dof"], 2);
+  EXPECT_FALSE(wide["reached"].get<bool>());
+  // 0.1 % spread: half-width 0.25 % of the mean, within 1 %.
+  const Json narrow =
+      report::replication_run_length({99.9, 100.0, 100.1}, 0.01, false, "ops_per_s");
+  EXPECT_NEAR(narrow["half_width_rel"].get<double>(), 4.302653 * 0.1 / std::sqrt(3.0) / 100, 1e-7);
+  EXPECT_TRUE(narrow["reached"].get<bool>());
+  EXPECT_FALSE(
+      report::replication_run_length({99.9, 100.0, 100.1}, 0.0, false, "ops_per_s")["reached"]
+          .get<bool>());  // precision 0: nothing to reach
+  // One seeded run: no interval. A seed-free point: exact.
+  const Json one = report::replication_run_length({5.0}, 0.01, false, "ops_per_s");
+  EXPECT_TRUE(one["ci95_per_s"].is_null());
+  EXPECT_FALSE(one["reached"].get<bool>());
+  const Json exact = report::replication_run_length({5.0}, 0.01, true, "ops_per_s");
+  EXPECT_EQ(exact["ci95_per_s"], Json::array({5.0, 5.0}));
+  EXPECT_TRUE(exact["reached"].get<bool>());
+}
+
+// End to end: a run to completion over three seeds that draw reports the
+// interval of its three rates, around the point's ops_per_s.
+TEST(RunLength, RunToCompletionPointsGetTheirReplicationsInterval) {
+  auto doc = scenario();
+  doc["machine"] = "box-64";
+  doc["kernel"] = "per_sem_lock";
+  doc["workload"] = {{"type", "sem-lockunlock"}, {"semaphores", 4}, {"loops", 400}};
+  doc["threads"] = 16;
+  doc["repeats"] = 3;
+  const Json p = run(doc)["points"][0];
+  const Json& rl = p["run_length"];
+  ASSERT_EQ(rl["pooled_runs"], 3);
+  EXPECT_FALSE(rl["seed_free"].get<bool>());
+  EXPECT_DOUBLE_EQ(rl["rate_per_s"].get<double>(), p["ops_per_s"].get<double>());
+  const auto& runs = p["ops_per_s_runs"];
+  double lo = runs[0].get<double>(), hi = lo;
+  for (const auto& r : runs) lo = std::min(lo, r.get<double>()), hi = std::max(hi, r.get<double>());
+  ASSERT_LT(lo, hi) << "the seeds must differ for this test";
+  EXPECT_LT(rl["ci95_per_s"][0].get<double>(), lo);
+  EXPECT_GT(rl["ci95_per_s"][1].get<double>(), hi);
 }
 
 TEST(RunLength, BadPrecisionNamesTheFieldAndTheRange) {

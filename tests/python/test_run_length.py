@@ -102,3 +102,26 @@ def test_run_prints_the_pooled_time_of_several_runs(run_cli, tmp_path):
     rl = json.loads((tmp_path / "r.json").read_text())["points"][0]["run_length"]
     assert f"{rl['simulated_ms']:.2f} ms in 3 runs reached" in proc.stderr, proc.stderr
     assert f"+-{100 * rl['half_width_rel']:.2f}%" in proc.stderr
+
+
+def _lockunlock_doc(repeats):
+    return {"name": "ll", "machine": "box-64", "kernel": "per_sem_lock", "threads": [16],
+            "workload": {"type": "sem-lockunlock", "semaphores": 4, "loops": 400},
+            "seed": 1, "repeats": repeats}
+
+
+def test_run_to_completion_has_its_seeds_interval(run_cli, tmp_path):
+    path = tmp_path / "ll.json"
+    path.write_text(json.dumps(_lockunlock_doc(3)))
+    proc = run_cli("run", path, "-o", tmp_path / "r.json")
+    assert proc.returncode == 0, proc.stderr
+    point = semsim.Result.from_json(tmp_path / "r.json").points[0]
+    rl = point["run_length"]
+    assert not rl["applicable"] and rl["interval"] == "replications" and rl["pooled_runs"] == 3
+    lo, hi = semsim.api.ops_interval(point)
+    assert lo < min(point["ops_per_s_runs"]) <= max(point["ops_per_s_runs"]) < hi
+    state = "reached" if rl["reached"] else "not reached"
+    assert f"to completion, 3 runs {state}" in proc.stderr, proc.stderr
+    # one seed: no interval, and the table says so
+    one = semsim.simulate(_lockunlock_doc(1)).points[0]
+    assert semsim.api.ops_interval(one) is None and one["run_length"]["ci95_per_s"] is None
