@@ -294,14 +294,13 @@ def _run_length_cells(rl: Any) -> list[str]:
         return ["-", "to completion"]
     width = "-" if rl.get("half_width_rel") is None else f"+-{100 * rl['half_width_rel']:.2f}%"
     state = "" if not rl.get("precision") else (" reached" if rl.get("reached") else " not reached")
+    runs = int(rl.get("pooled_runs", 1))
     if not rl.get("applicable"):  # a run to completion: the interval of its seeds, if any
-        runs = int(rl.get("pooled_runs", 1))
         if rl.get("seed_free"):
             return [width, "to completion, seed-free (exact)"]
         return [width, f"to completion, {runs} runs{state}" if runs > 1 else "to completion"]
     if rl.get("counter") == "rounds":
         width += " (rounds)"
-    runs = int(rl.get("pooled_runs", 1))
     over = f" in {runs} runs" if runs > 1 else ""
     return [width, f"{rl.get('simulated_ms', 0):.2f} ms{over}{state}"]
 

@@ -66,8 +66,8 @@ Json assemble(const Scenario& scenario, const config::MachineParams& machine,
       // A run to completion: the interval of its replications' ops_per_s.
       std::vector<double> rates;
       for (std::size_t d : distinct) rates.push_back(runs[d]["ops_per_s"].get<double>());
-      point["run_length"] = report::replication_run_length(
-          rates, scenario.precision, runs.size() > 1 && distinct.size() == 1, "ops_per_s");
+      point["run_length"] = report::replication_run_length(rates, scenario.precision,
+                                                           runs.size() > 1 && distinct.size() == 1);
     }
     Json all = Json::array();
     for (const auto& run : runs) all.push_back(run["ops_per_s"]);

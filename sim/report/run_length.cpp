@@ -199,6 +199,12 @@ Tick observation_interval(Tick warmup_end, Tick ceiling) {
   return std::clamp<Tick>((ceiling - warmup_end) / 2000, kTicksPerUs, 10 * kTicksPerUs);
 }
 double ms(Tick t) { return static_cast<double>(t) / kTicksPerMs; }
+// A "run_length" object without an interval: its interval fields are null.
+void no_interval(Json& j) {
+  j["ci95_per_s"] = nullptr;
+  j["half_width_rel"] = nullptr;
+  j["std_error_per_s"] = nullptr;
+}
 }  // namespace
 
 RunLength::RunLength(Tick warmup_end, Tick ceiling, double precision, Tick min_batch, int repeats)
@@ -299,9 +305,7 @@ Json RunLength::to_json(const char* counter) const {
     j["half_width_rel"] = rate_ > 0 ? half_width_ / rate_ : 0.0;
     j["std_error_per_s"] = half_width_ > 0 ? half_width_ / student_t975(ci_.batches - 1) : 0.0;
   } else {
-    j["ci95_per_s"] = nullptr;
-    j["half_width_rel"] = nullptr;
-    j["std_error_per_s"] = nullptr;
+    no_interval(j);
   }
   j["batches"] = ci_.batches;
   j["von_neumann"] = ci_.von_neumann;
@@ -365,9 +369,7 @@ Json pooled_run_length(const std::vector<Json>& runs) {
     j["std_error_per_s"] = ci.std_error;
     j["dof"] = static_cast<int>(ci.dof);
   } else {
-    j["ci95_per_s"] = nullptr;
-    j["half_width_rel"] = nullptr;
-    j["std_error_per_s"] = nullptr;
+    no_interval(j);
     j["dof"] = nullptr;
   }
   j["batches_independent"] =
@@ -385,8 +387,7 @@ Json pooled_run_length(const std::vector<Json>& runs) {
   return j;
 }
 
-Json replication_run_length(const std::vector<double>& rates, double precision, bool seed_free,
-                            const char* counter) {
+Json replication_run_length(const std::vector<double>& rates, double precision, bool seed_free) {
   const auto r = static_cast<int>(rates.size());
   double mean = 0;
   for (double x : rates) mean += x / r;
@@ -394,7 +395,7 @@ Json replication_run_length(const std::vector<double>& rates, double precision, 
   j["applicable"] = false;
   j["precision"] = precision;
   j["interval"] = "replications";
-  j["counter"] = counter;
+  j["counter"] = "ops_per_s";
   j["pooled_runs"] = r;
   j["seed_free"] = seed_free;
   j["rate_per_s"] = mean;
@@ -409,9 +410,7 @@ Json replication_run_length(const std::vector<double>& rates, double precision, 
     j["dof"] = r >= 2 ? Json(r - 1) : Json();
     j["reached"] = precision > 0 && mean > 0 && half <= precision * mean;
   } else {
-    j["ci95_per_s"] = nullptr;
-    j["half_width_rel"] = nullptr;
-    j["std_error_per_s"] = nullptr;
+    no_interval(j);
     j["dof"] = nullptr;
     j["reached"] = false;
   }

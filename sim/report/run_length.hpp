@@ -149,10 +149,9 @@ Json pooled_run_length(const std::vector<Json>& runs);
 // seed order, copies left out by the caller), Student-t on R - 1 degrees of
 // freedom of their mean. A point whose seeds all gave the same bytes made no
 // random draw (seed_free): its figure is exact, an interval of zero width. One
-// run of a seeded point (repeats 1) has no interval. `counter` names the
-// figure the rates are of (the caller's: "ops_per_s").
-Json replication_run_length(const std::vector<double>& rates, double precision, bool seed_free,
-                            const char* counter);
+// run of a seeded point (repeats 1) has no interval. The rates are the runs'
+// ops_per_s ("counter": "ops_per_s").
+Json replication_run_length(const std::vector<double>& rates, double precision, bool seed_free);
 
 class RunLength {
  public:

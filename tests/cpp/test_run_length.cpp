@@ -477,7 +477,8 @@ TEST(RunLength, RunToCompletionWorkloadsSayNotApplicable) {
 // A run to completion's interval is its replications' t-interval: three rates
 // 1, 2, 3 have the mean 2, s = 1 and the half-width t(0.975, 2) / sqrt(3).
 TEST(RunLength, ReplicationIntervalIsStudentOnTheRuns) {
-  const Json wide = report::replication_run_length({1.0, 2.0, 3.0}, 0.01, false, "ops_per_s");
+  const Json wide = report::replication_run_length({1.0, 2.0, 3.0}, 0.01, false);
+  EXPECT_EQ(wide["counter"], "ops_per_s");
   EXPECT_DOUBLE_EQ(wide["rate_per_s"].get<double>(), 2.0);
   const double half = 4.302653 / std::sqrt(3.0);
   EXPECT_NEAR(wide["ci95_per_s"][0].get<double>(), 2.0 - half, 1e-4);  // t from a 4-digit table
@@ -486,18 +487,16 @@ TEST(RunLength, ReplicationIntervalIsStudentOnTheRuns) {
   EXPECT_EQ(wide["dof"], 2);
   EXPECT_FALSE(wide["reached"].get<bool>());
   // 0.1 % spread: half-width 0.25 % of the mean, within 1 %.
-  const Json narrow =
-      report::replication_run_length({99.9, 100.0, 100.1}, 0.01, false, "ops_per_s");
+  const Json narrow = report::replication_run_length({99.9, 100.0, 100.1}, 0.01, false);
   EXPECT_NEAR(narrow["half_width_rel"].get<double>(), 4.302653 * 0.1 / std::sqrt(3.0) / 100, 1e-7);
   EXPECT_TRUE(narrow["reached"].get<bool>());
-  EXPECT_FALSE(
-      report::replication_run_length({99.9, 100.0, 100.1}, 0.0, false, "ops_per_s")["reached"]
-          .get<bool>());  // precision 0: nothing to reach
+  EXPECT_FALSE(report::replication_run_length({99.9, 100.0, 100.1}, 0.0, false)["reached"]
+                   .get<bool>());  // precision 0: nothing to reach
   // One seeded run: no interval. A seed-free point: exact.
-  const Json one = report::replication_run_length({5.0}, 0.01, false, "ops_per_s");
+  const Json one = report::replication_run_length({5.0}, 0.01, false);
   EXPECT_TRUE(one["ci95_per_s"].is_null());
   EXPECT_FALSE(one["reached"].get<bool>());
-  const Json exact = report::replication_run_length({5.0}, 0.01, true, "ops_per_s");
+  const Json exact = report::replication_run_length({5.0}, 0.01, true);
   EXPECT_EQ(exact["ci95_per_s"], Json::array({5.0, 5.0}));
   EXPECT_TRUE(exact["reached"].get<bool>());
 }
