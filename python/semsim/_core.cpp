@@ -24,6 +24,7 @@
 #include "driver/simulate.hpp"
 #include "driver/trace_point.hpp"
 #include "ipc/kernel_policy.hpp"
+#include "machine/cache_line.hpp"
 #include "machine/topology.hpp"
 #include "native/host_error.hpp"
 #include "native/native_runner.hpp"
@@ -340,9 +341,11 @@ PYBIND11_MODULE(_core, m) {
       "engine_counters",
       [] {
         const auto c = semsim::core::engine_counters();
-        return py::make_tuple(c.handoffs, c.shortcuts);
+        return py::make_tuple(c.handoffs, c.shortcuts, semsim::machine::read_aheads(),
+                              semsim::driver::read_ahead_reruns());
       },
-      "Cumulative (hand-offs, shortcut turns) of every simulation in this process.");
+      "Cumulative (hand-offs, shortcut turns, reads ahead, runs done again after a read-ahead "
+      "conflict) of every simulation in this process.");
   m.def(
       "set_reference_order",
       [](bool on) { semsim::core::Simulation::set_default_reference_order(on); }, py::arg("on"),

@@ -53,25 +53,27 @@ def _scenario(case: dict[str, Any], **extra: Any) -> dict[str, Any]:
     return doc
 
 
-def _timed(case: dict[str, Any], duration_ms: float) -> tuple[float, int, int]:
+def _timed(case: dict[str, Any], duration_ms: float) -> tuple[float, int, int, int, int]:
     text = _core.load_scenario(json.dumps(_scenario(case, duration_ms=duration_ms)), [])
-    handoffs_before = _core.engine_counters()[0]
+    handoffs, _, reads, reruns = _core.engine_counters()
     start = time.perf_counter()
     result = json.loads(_core.simulate(text))
     wall = time.perf_counter() - start
-    handoffs = _core.engine_counters()[0] - handoffs_before
-    return wall, int(result["points"][0]["semops_simulated"]), handoffs
+    handoffs_after, _, reads_after, reruns_after = _core.engine_counters()
+    return (wall, int(result["points"][0]["semops_simulated"]), handoffs_after - handoffs,
+            reads_after - reads, reruns_after - reruns)
 
 
-def time_case(case: dict[str, Any]) -> tuple[float, int, int]:
-    """Marginal wall seconds, semops and actor hand-offs of simulating the case:
-    the difference between a run of 4x the case's duration and one of 1x, so
-    that building the engine, machine and tasks (a fixed cost per run) does not
-    count."""
-    short_wall, short_ops, short_handoffs = _timed(case, case["duration_ms"])
-    long_wall, long_ops, long_handoffs = _timed(case, 4 * case["duration_ms"])
-    return (max(1e-9, long_wall - short_wall), max(1, long_ops - short_ops),
-            max(0, long_handoffs - short_handoffs))
+def time_case(case: dict[str, Any]) -> tuple[float, int, int, int, int]:
+    """Marginal wall seconds, semops, actor hand-offs and reads ahead of the clock
+    of simulating the case: the difference between a run of 4x the case's
+    duration and one of 1x, so that building the engine, machine and tasks (a
+    fixed cost per run) does not count; and the runs of both done again after
+    a read-ahead conflict (each costs a whole run twice)."""
+    short = _timed(case, case["duration_ms"])
+    long = _timed(case, 4 * case["duration_ms"])
+    return (max(1e-9, long[0] - short[0]), max(1, long[1] - short[1]), max(0, long[2] - short[2]),
+            max(0, long[3] - short[3]), short[4] + long[4])
 
 
 def peak_memory_mib(tasks: int = 1024) -> float:
@@ -97,21 +99,25 @@ def run(repeats: int = 3, out=sys.stdout) -> dict[str, Any]:
     print(f"floor: bare SimGrid sleep_for = {floor * 1e9:.0f} ns "
           f"({min(floors) * 1e9:.0f}..{max(floors) * 1e9:.0f}), {1 / floor / 1e6:.2f} M/s", file=out)
     print(f"{'case':64s} {'semops/wall-s':>14s} {'spread':>22s} {'x floor':>8s} "
-          f"{'hand-offs/op':>12s}", file=out)
+          f"{'hand-offs/op':>12s} {'read-ahead/op':>13s} {'reruns':>6s}", file=out)
     for case in CASES:
         rates = []
-        per_op = 0.0
+        per_op = reads_per_op = 0.0
+        reruns = 0
         for _ in range(repeats):
-            wall, semops, handoffs = time_case(case)
+            wall, semops, handoffs, reads, reruns = time_case(case)
             rates.append(semops / wall)
             per_op = handoffs / semops  # deterministic: the same every repeat
+            reads_per_op = reads / semops
         rate = statistics.median(rates)
         ratio = (1.0 / rate) / floor
         report["cases"].append({"case": case["case"], "semops_per_wall_s": rate,
                                 "min": min(rates), "max": max(rates), "floor_multiple": ratio,
-                                "handoffs_per_semop": per_op})
+                                "handoffs_per_semop": per_op,
+                                "read_aheads_per_semop": reads_per_op,
+                                "read_ahead_reruns": reruns})
         print(f"{case['case']:64s} {rate:14,.0f} {min(rates):10,.0f}..{max(rates):<10,.0f} "
-              f"{ratio:8.2f} {per_op:12.2f}", file=out)
+              f"{ratio:8.2f} {per_op:12.2f} {reads_per_op:13.2f} {reruns:6d}", file=out)
     mem = peak_memory_mib(1024)
     report["peak_rss_mib_1024_tasks"] = mem
     print(f"peak memory, 1,024 simulated tasks: {mem:.0f} MiB", file=out)

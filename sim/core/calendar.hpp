@@ -1,14 +1,30 @@
-// The calendar of a Simulation (core/simulation.cpp): pending events in
-// (date, seq) order, seq counting the scheduling calls so that events of one
-// date come out in the order they were made.
+// The calendar of a Simulation (core/simulation.cpp): pending events in date
+// order, and at one date:
+//   1. callbacks, then wakes, each in the order they were made (seq counts
+//      the at() and unpark calls: a wake order drawn at random, e.g. the
+//      arbitration among a line's spinners, machine/line_spin.hpp, is kept);
+//   2. then the tasks' turns, by task id: an order that does not depend on
+//      when they were queued (and at date 0 the spawn order).
+// Why turns are not FIFO: a task that reads a quiet line ahead of the clock
+// (machine/task.hpp, "Read-ahead") queues its next turn earlier, in wall
+// time, than the strict order would; with FIFO it would win ties it loses in
+// the strict order, and the run would differ. Such a task schedules nothing
+// else (core/simulation.cpp checks it), so the callbacks and wakes others
+// make keep their order either way. By id, not by a hash of (date, task)
+// that would let no task win every tie: measured, the hash moved seed 001's
+// xeon-24 global_lock (20 threads, 3 ms) from 370 k to 478 k ops/s, where
+// FIFO and id order agree (370 k, 371 k over three seeds): some mechanism
+// reads state at ties (the SMT passes are the suspect, see
+// validation/bench-speed.md), and the id order keeps FIFO's results.
 //
 // A 4-ary min-heap of 16-byte nodes: each node is ONE 128-bit number,
-// (date << 64) | (seq << 24) | (kind << 22) | ref, so an order test is one
-// branch-free comparison and the node is its own payload (ref names the task
-// or the callback; the Simulation resolves it). Because seq is unique, the
-// payload bits below it never decide an order: which event comes out is a
-// function of the (date, seq) keys alone, the same as with any other priority
-// queue. The node array is offset by 3 and 64-byte aligned, so the four
+// (date << 64) | (class << 62) | (seq << 24) | (ref << 2) | kind, class 0 / 1
+// / 2 for a callback / wake / turn and seq 0 for a turn, so an order
+// test is one branch-free comparison and the node is its own payload (ref
+// names the task or the callback; the Simulation resolves it). A task has at
+// most one turn pending, so keys are unique and which event comes out is a
+// function of the keys alone, as with any priority queue. The node
+// array is offset by 3 and 64-byte aligned, so the four
 // children of a node fill exactly one cache line, and every slot past the end
 // holds the largest key, so a node's last, partial group of children needs no
 // special case. It is the simulator's hottest path after the fiber switch
@@ -44,7 +60,8 @@ class Calendar {
   static constexpr std::uint32_t kRefLimit = 1u << 22;
 
   Calendar() : lines_(1) { clear_line(lines_[0]); }
-  // For tests: seq starts `left` short of its limit, so renumber() runs soon.
+  // For tests: seq (callbacks' and wakes') starts `left` short of its limit,
+  // so renumber() runs soon.
   static Calendar near_seq_limit(std::uint64_t left) {
     Calendar c;
     c.seq_ = kSeqLimit - left;
@@ -81,8 +98,10 @@ class Calendar {
  private:
   __extension__ typedef unsigned __int128 Key;
   static constexpr Key kEmpty = ~Key{0};  // above every real key: dates are < 2^63
-  static constexpr unsigned kSeqShift = 24, kKindShift = 22;
-  static constexpr std::uint64_t kSeqLimit = std::uint64_t{1} << (64 - kSeqShift);
+  static constexpr unsigned kRefShift = 2, kSeqShift = 24, kClassShift = 62;
+  static constexpr std::uint64_t kSeqLimit = std::uint64_t{1} << (kClassShift - kSeqShift);
+  static constexpr std::uint64_t kTurnClass = std::uint64_t{2} << kClassShift;
+  static constexpr std::uint64_t kWakeClass = std::uint64_t{1} << kClassShift;
   struct alignas(64) Line {
     Key k[4];
   };
@@ -101,30 +120,40 @@ class Calendar {
   static Tick date_of(Key k) { return static_cast<Tick>(static_cast<std::uint64_t>(k >> 64)); }
   static Event event(Key k) {
     const auto low = static_cast<std::uint64_t>(k);
-    return Event{date_of(k), static_cast<EventKind>((low >> kKindShift) & 3),
-                 static_cast<std::uint32_t>(low & (kRefLimit - 1))};
+    return Event{date_of(k), static_cast<EventKind>(low & 3),
+                 static_cast<std::uint32_t>((low >> kRefShift) & (kRefLimit - 1))};
   }
   Key key(const Event& e) {
     if (e.ref >= kRefLimit) throw SimulationError("calendar: more than 4 M tasks or timers");
-    if (seq_ == kSeqLimit) renumber();
-    const std::uint64_t low =
-        (seq_++ << kSeqShift) | (static_cast<std::uint64_t>(e.kind) << kKindShift) | e.ref;
+    std::uint64_t low =
+        (static_cast<std::uint64_t>(e.ref) << kRefShift) | static_cast<std::uint64_t>(e.kind);
+    if (e.kind == EventKind::Turn) {
+      low |= kTurnClass;
+    } else {
+      if (seq_ == kSeqLimit) renumber();
+      low |= (e.kind == EventKind::Wake ? kWakeClass : 0) | (seq_++ << kSeqShift);
+    }
     return (static_cast<Key>(static_cast<std::uint64_t>(e.date)) << 64) | low;
   }
-  // 2^40 events scheduled: give the pending ones seqs 0..n-1 in their order
-  // (a sorted array is a heap), which keeps every order the heap will decide.
+  // 2^38 callbacks and wakes scheduled: give the pending ones seqs 0..n-1 in
+  // their order (a sorted array is a heap), which keeps every order the heap
+  // will decide; the turns' keys do not change.
   void renumber() {
     std::vector<Key> keys;
     keys.reserve(size_);
     for (std::size_t j = 0; j < size_; ++j) keys.push_back(at(j));
     std::sort(keys.begin(), keys.end());
     constexpr std::uint64_t kPayload = (std::uint64_t{1} << kSeqShift) - 1;
+    std::uint64_t seq = 0;
     for (std::size_t j = 0; j < size_; ++j) {
-      const Key hi = keys[j] >> 64 << 64;
-      at(j) = hi | (static_cast<std::uint64_t>(j) << kSeqShift) |
-              (static_cast<std::uint64_t>(keys[j]) & kPayload);
+      const auto low = static_cast<std::uint64_t>(keys[j]);
+      if ((low & kTurnClass) != 0) {
+        at(j) = keys[j];
+        continue;
+      }
+      at(j) = (keys[j] >> 64 << 64) | (low & kWakeClass) | (seq++ << kSeqShift) | (low & kPayload);
     }
-    seq_ = size_;
+    seq_ = seq;
   }
   void grow() {
     const std::size_t old = lines_.size();

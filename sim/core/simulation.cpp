@@ -84,6 +84,8 @@ struct Simulation::Impl {
   bctx::fiber* resumer_slot = nullptr;
 
   void push(const Event& e) {
+    if (clock.ahead)  // see "Read-ahead" in simulation.hpp
+      throw SimulationError("time order: an event scheduled by a task that read ahead of its turn");
     calendar.push(e);
     clock.horizon = calendar.earliest();
   }
@@ -99,6 +101,7 @@ struct Simulation::Impl {
   // Let one event take effect; returns the task it lets run, if any.
   Task* dispatch(const Event& e, Task* self) {
     advance(e.date, self);
+    clock.ahead = false;  // whoever read ahead has given up the CPU
     if (e.kind == EventKind::Callback) {
       auto cb = std::move(callbacks[e.ref]);
       callbacks[e.ref] = nullptr;
@@ -227,6 +230,8 @@ void Actor::queue_turn(Tick date) {
   if (s.unwinding) return;
   impl_->state = ActorState::Waiting;
   const Event turn{std::max(date, clock_->now), EventKind::Turn, static_cast<std::uint32_t>(id_)};
+  clock_->ahead = false;  // its read-ahead ends with this turn
+  if (observer_) clock_->barrier = turn.date;
   s.hand_off(impl_.get(), &turn);
 }
 
@@ -243,6 +248,8 @@ void Actor::park() {
     return;
   }
   if (sim_.impl_->unwinding) return;
+  if (clock_->ahead)  // a park is a shared step: its turn comes first
+    throw SimulationError("time order: a task parked while it was ahead of its turn");
   impl_->state = ActorState::Parked;
   sim_.impl_->hand_off(impl_.get());
 }
@@ -284,6 +291,15 @@ Actor& Simulation::spawn(const std::string& name, std::function<void(Actor&)> bo
   actor.impl_->body = std::move(body);
   impl_->tasks.push_back(actor.impl_.get());
   impl_->push(Event{0, EventKind::Turn, static_cast<std::uint32_t>(id)});
+  return actor;
+}
+
+Actor& Simulation::spawn_observer(const std::string& name, std::function<void(Actor&)> body) {
+  for (const auto& a : actors_)
+    if (a->observer_) throw SimulationError("spawn_observer(): a simulation has one observer");
+  Actor& actor = spawn(name, std::move(body));
+  actor.observer_ = true;
+  clock_.barrier = 0;  // its first turn, at date 0
   return actor;
 }
 

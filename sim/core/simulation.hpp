@@ -9,10 +9,12 @@
 // Time order (the invariant every shared resource of the model rests on):
 //   Exactly one actor runs at a time, and it runs only while its date is
 //   earlier than every pending event. Pending events live in one calendar,
-//   ordered by (date, seq): seq counts the scheduling calls, so events of the
-//   same date keep the order in which they were made (FIFO) and the order is
-//   a function of the model alone, never of SimGrid's internals, addresses or
-//   wall time. The running actor's date is its task's cursor: model code
+//   ordered by date, and at one date callbacks, then wakes (each in the
+//   order they were made), then the actors' turns by actor id
+//   (core/calendar.hpp: it must not depend on when a turn was queued, for
+//   read-ahead below). The order is a function of the model alone,
+//   never of SimGrid's internals, addresses or wall time. The running actor's
+//   date is its task's cursor: model code
 //   calls wait_turn(date) before it touches shared state at a new date
 //   (machine/task.hpp: after every charge, or, for work on the task's own
 //   state, before its next shared step: an owed turn), and wait_turn()
@@ -26,6 +28,18 @@
 //   Reference mode (set_reference_order) takes the queue on every wait_turn(),
 //   never the shortcut; results are byte-identical to the fast path, which the
 //   tests check on every generation and workload.
+//
+//   Read-ahead (set_read_ahead, machine/task.hpp): the one exception to the
+//   rule above. A task may read a quiet cache line it holds before its turn,
+//   ahead of events of an earlier date, when the line itself can tell
+//   afterwards whether that was wrong (a write dated no later than the read:
+//   ReadAheadConflict, and the run is done again without read-ahead). Until
+//   its next turn such a task schedules nothing (push() checks it), so the
+//   events the others make keep their order, and its next turn comes out of
+//   the calendar at the same place as in strict order (ties do not depend on
+//   when an event was made). No task reads ahead to or past the date of an
+//   observer's turn (spawn_observer(): what it reads -- line statistics, a
+//   window's edges -- it sees as in strict order).
 //
 // How a hand-off happens (a project decision: the speed target):
 //   every simulated task is a user-space fiber (boost.context, fcontext) with
@@ -77,6 +91,9 @@ struct ClockState {
   static constexpr Tick kNever = std::numeric_limits<Tick>::max();
   Tick now = 0;                    // date of the latest event or turn taken
   Tick horizon = kNever;           // date of the earliest pending event
+  Tick barrier = kNever;           // date of the observer's pending turn (read-ahead stops short)
+  bool read_ahead = false;         // read-ahead is on for this run
+  bool ahead = false;              // the running actor read ahead since its last turn
   const Actor* current = nullptr;  // the actor running now (nullptr: none)
   bool reference = false;          // reference mode: no shortcut in wait_turn()
   std::uint64_t at_now = 0;        // turns and events at `now` since it last moved
@@ -93,8 +110,9 @@ class Actor {
   // Is this the actor running now (the one whose model code executes)?
   bool running() const { return clock_->current == this; }
   // Return once every event dated before `date` has run (and every event of
-  // the same date scheduled before this call); the clock then reads
-  // max(now, date). Inline: the shortcut is the simulator's hottest path.
+  // the same date that comes before this actor's turn there, see the header);
+  // the clock then reads max(now, date). Inline: the shortcut is the
+  // simulator's hottest path.
   void wait_turn(Tick date) {
     ClockState& c = *clock_;
     if (!c.reference && date < c.horizon) {
@@ -109,6 +127,16 @@ class Actor {
     }
     queue_turn(date);
   }
+  // May the running actor read ahead at `date` (see the header)? Only with
+  // read-ahead on, never in reference mode, only where the turn would queue
+  // (date >= horizon: otherwise it is a shortcut, which costs nothing), and
+  // before the observer's next turn.
+  bool may_read_ahead(Tick date) const {
+    const ClockState& c = *clock_;
+    return c.read_ahead && !c.reference && date >= c.horizon && date < c.barrier;
+  }
+  // The running actor read ahead: until its next turn it must schedule nothing.
+  void note_read_ahead() { clock_->ahead = true; }
   // The same as wait_turn() (the name SimGrid's vocabulary gave it).
   void sleep_until(Tick date) { wait_turn(date); }
   // Block until unparked. Each unpark() lets exactly one park() return.
@@ -132,6 +160,7 @@ class Actor {
   [[noreturn]] void no_progress() const;
   Simulation& sim_;
   int id_;
+  bool observer_ = false;  // its turns are the read-ahead barrier
   ClockState* clock_;
   std::unique_ptr<Impl> impl_;
 };
@@ -146,6 +175,10 @@ class Simulation {
   // Register a task (before run()); its body runs when run() is called. Tasks
   // start at date 0 in the order they were spawned.
   Actor& spawn(const std::string& name, std::function<void(Actor&)> body);
+  // The same for an observer: a task that looks at the model (a timekeeper, a
+  // watchdog) and whose pending turn no task reads ahead to (see the header).
+  // At most one per simulation.
+  Actor& spawn_observer(const std::string& name, std::function<void(Actor&)> body);
   // Schedule a callback at a date (runs between actors' turns; it may unpark actors).
   void at(Tick date, std::function<void()> callback);
   // Run until every task has returned, or stop_all() was called. Rethrows the
@@ -163,6 +196,9 @@ class Simulation {
   static void set_default_reference_order(bool on);
   static bool default_reference_order();
   bool reference_order() const { return clock_.reference; }
+  // Read-ahead (see the header); set before run(). Off unless set: the
+  // caller must be ready to run again on a ReadAheadConflict.
+  void set_read_ahead(bool on) { clock_.read_ahead = on; }
   // Hand-offs between tasks so far (fiber switches through the calendar),
   // and turns taken without one (the shortcut): for benchmarks.
   std::uint64_t handoffs() const;

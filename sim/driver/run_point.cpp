@@ -7,6 +7,7 @@
 #include <optional>
 #include <utility>
 
+#include "core/errors.hpp"
 #include "core/simulation.hpp"
 #include "ipc/sem_kernel.hpp"
 #include "machine/scheduler.hpp"
@@ -88,13 +89,18 @@ ProgressHook set_progress_hook(ProgressHook hook) {
   return std::exchange(progress_hook(), std::move(hook));
 }
 
-Json run_point(const Scenario& scenario, const config::MachineParams& machine,
-               const ipc::KernelPolicy& policy, int threads, std::uint64_t seed,
-               report::TraceRecorder* trace) {
+namespace {
+
+std::uint64_t g_reruns = 0;
+
+Json run_once(const Scenario& scenario, const config::MachineParams& machine,
+              const ipc::KernelPolicy& policy, int threads, std::uint64_t seed,
+              report::TraceRecorder* trace, bool read_ahead) {
   const auto workload = workloads::make_workload(scenario.workload);
   const workloads::Workload& w = *workload;
   RunProgress progress{++runs_begun, 0, 0, false, false};
   core::Simulation sim;
+  sim.set_read_ahead(read_ahead);
   machine::Topology topo(machine);
   // Each rq->lock is a spinlock of the kernel's kind (where the model holds it).
   machine::Scheduler sched(topo, seed ^ 0x5c4ed,
@@ -166,7 +172,7 @@ Json run_point(const Scenario& scenario, const config::MachineParams& machine,
       completed = true;
       sim.stop_all();
     };
-    sim.spawn("watchdog", [&](core::Actor& self) {
+    sim.spawn_observer("watchdog", [&](core::Actor& self) {
       // Scripts end when every task has finished; a run that blocks for
       // ever stops at warmup_ms + duration_ms and says so.
       while (!completed && self.now() < cap) {
@@ -201,7 +207,7 @@ Json run_point(const Scenario& scenario, const config::MachineParams& machine,
         for (const auto& t : tasks) n += t.semops;
       return static_cast<std::int64_t>(n);
     };
-    sim.spawn("timekeeper", [&](core::Actor& self) {
+    sim.spawn_observer("timekeeper", [&](core::Actor& self) {
       report_progress(progress);
       while (true) {
         self.sleep_until(run_length->next_date());
@@ -232,6 +238,26 @@ Json run_point(const Scenario& scenario, const config::MachineParams& machine,
                                                  point["rounds_total"].get<double>(),
                                                  point["ops_total"].get<double>());
   return point;
+}
+
+}  // namespace
+
+std::uint64_t read_ahead_reruns() { return g_reruns; }
+
+// Read-ahead (machine/task.hpp) is on unless the run is traced; a run whose
+// read-ahead conflicted is discarded whole and done again without it, under
+// the same run number, so its bytes are the strict order's either way.
+Json run_point(const Scenario& scenario, const config::MachineParams& machine,
+               const ipc::KernelPolicy& policy, int threads, std::uint64_t seed,
+               report::TraceRecorder* trace) {
+  if (trace != nullptr) return run_once(scenario, machine, policy, threads, seed, trace, false);
+  try {
+    return run_once(scenario, machine, policy, threads, seed, nullptr, true);
+  } catch (const ReadAheadConflict&) {
+    ++g_reruns;
+    renumber_next_run();
+    return run_once(scenario, machine, policy, threads, seed, nullptr, false);
+  }
 }
 
 }  // namespace semsim::driver

@@ -43,8 +43,13 @@ void renumber_next_run();
 
 // Statistics of one run's measurement window, as JSON (see report/). With a
 // recorder, the run's trace events also go there (the run itself is the same).
+// Runs read ahead (machine/task.hpp) when not traced; one whose read-ahead
+// conflicted is run again in strict order (same bytes, twice the work).
 Json run_point(const Scenario& scenario, const config::MachineParams& machine,
                const ipc::KernelPolicy& policy, int threads, std::uint64_t seed,
                report::TraceRecorder* trace = nullptr);
+// Runs of this process done again because their read-ahead conflicted (for
+// benchmarks and tests).
+std::uint64_t read_ahead_reruns();
 
 }  // namespace semsim::driver

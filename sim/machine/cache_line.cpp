@@ -20,11 +20,42 @@ void time_order_violation(const std::string& line, Tick request, Tick latest) {
                         std::to_string(ticks_to_ns(latest)) + " ns");
 }
 
+namespace {
+std::uint32_t g_quiet_reads = kQuietReads;
+std::uint64_t g_read_aheads = 0;
+}  // namespace
+
+std::uint64_t read_aheads() { return g_read_aheads; }
+
+void set_quiet_reads(std::uint32_t n) { g_quiet_reads = std::max<std::uint32_t>(n, 1); }
+std::uint32_t quiet_reads() { return g_quiet_reads; }
+
+Tick CacheLine::read_ahead(const Topology& topo, int cpu, Tick t) {
+  if (reads_since_write_ < g_quiet_reads) return -1;
+  if (owner_ != cpu && !sharers_.test(static_cast<std::size_t>(cpu))) return -1;
+  if (t < last_request_) time_order_violation(name_, t, last_request_);
+  read_ahead_until_ = std::max(read_ahead_until_, t);
+  ++g_read_aheads;
+  ++stats_.accesses;
+  ++stats_.hits;
+  return t + topo.params().l1_hit;  // as access()'s read hit
+}
+
 Tick CacheLine::access(const Topology& topo, int cpu, Access kind, Tick t, Tick visible_after) {
   const auto& costs = topo.params();
   const auto ucpu = static_cast<std::size_t>(cpu);
   if (t < last_request_) time_order_violation(name_, t, last_request_);
   last_request_ = t;
+  if (kind == Access::Read) {
+    if (reads_since_write_ < g_quiet_reads) ++reads_since_write_;
+  } else {
+    // The strict order serves this write before a read dated as late or later.
+    if (t <= read_ahead_until_)
+      throw ReadAheadConflict("read-ahead: line '" + name_ + "' written at " +
+                              std::to_string(ticks_to_ns(t)) + " ns, after a read at " +
+                              std::to_string(ticks_to_ns(read_ahead_until_)) + " ns");
+    reads_since_write_ = 0;
+  }
   ++stats_.accesses;
   const Tick op_cost = kind == Access::Rmw ? costs.atomic_rmw : costs.l1_hit;
   // A write or RMW invalidates the spinners' copies: they re-read once it is visible.

@@ -13,6 +13,17 @@
 // dated before the line's latest one is a SimulationError, never a silent
 // queue behind a transfer that has not happened yet. The coherence state
 // changes at the request's date.
+//
+// Read-ahead (machine/task.hpp): the one request that may come before
+// requests dated earlier is a read hit on a quiet line (kQuietReads reads
+// since its last write), served by read_ahead() without the task's turn.
+// The line keeps the latest date it served that way, and a write or RMW
+// dated no later than it (one the strict order would have served first, so
+// that the read would have missed) throws ReadAheadConflict: the run is
+// discarded and done again in strict order. A read-ahead changes nothing a
+// later request depends on (a hit moves no coherence state and books no
+// transfer), only the line's counters, which no observer reads before the
+// read's date (core/simulation.hpp, spawn_observer()).
 #pragma once
 
 #include <array>
@@ -142,6 +153,19 @@ inline LineContention calibrated_line_contention() {
   return c;
 }
 
+// Reads since a line's last write after which it counts as quiet, so that a
+// hit on it may be served ahead of the clock (read-ahead). Speed only, never
+// results: a read-ahead that was wrong is caught and the run done again, so
+// any value gives the same bytes. 4,096 (assumption, measured on the bench
+// cases: the array header's lines take thousands of reads per write once
+// the hysteresis phase is over, the hot semaphore lines a few); the tests set
+// it to 1 to read ahead wherever it is allowed.
+inline constexpr std::uint32_t kQuietReads = 4096;
+void set_quiet_reads(std::uint32_t n);  // for tests (process-wide)
+std::uint32_t quiet_reads();
+// Reads served ahead of the clock so far in this process (benchmarks, tests).
+std::uint64_t read_aheads();
+
 class CacheLine {
  public:
   CacheLine() = default;
@@ -153,6 +177,10 @@ class CacheLine {
   // if later (a store that leaves a store buffer behind earlier ones, TSO).
   Tick access(const Topology& topo, int cpu, Access kind, Tick t, Tick visible_after = 0);
   Tick last_request() const { return last_request_; }
+  // Read-ahead: a read by `cpu` at t that may come before requests dated
+  // earlier (see the header). Returns its completion if it is a hit on a
+  // quiet line, else -1 (then the reader takes its turn and calls access()).
+  Tick read_ahead(const Topology& topo, int cpu, Tick t);
   // The line is kept busy until t by traffic the caller accounts for itself
   // (e.g. the re-reads of every ticket-lock spinner after a release).
   void occupy_until(Tick t) {
@@ -197,6 +225,8 @@ class CacheLine {
   LineContention contention_;
   LineWatchers* watchers_ = nullptr;
   std::uint64_t writes_ = 0;
+  std::uint32_t reads_since_write_ = 0;  // saturates at kQuietReads's setting
+  Tick read_ahead_until_ = -1;           // the latest date read_ahead() served
   std::deque<Tick> queued_done_;  // completion dates of requests still queued (queue_factor > 0)
   std::vector<Tick> llc_busy_;    // per die: until when its LLC is serving reads of the line
   std::vector<Tick> llc_ready_;  // per die: when its LLC got a copy since the last write (-1: none)

@@ -18,12 +18,19 @@
 // then pays the handler (Task::interrupts_after_wait()). Paid first, the handler
 // moved the clock past the release and the next owner was dated behind it, which
 // Task::resume_at_cursor() now rejects (it was a line's time-order fault later).
+//
+// Read-ahead (machine/task.hpp): the task on the CPU that read a line ahead
+// of the clock at date r goes on without the IPIs posted at r or earlier that
+// the strict order would have posted first (and its work would have paid):
+// such a post is a ReadAheadConflict, and the run is done again in strict order.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <string>
 
+#include "core/errors.hpp"
 #include "core/time.hpp"
 
 namespace semsim::machine {
@@ -32,6 +39,10 @@ class IpiQueue {
  public:
   // An IPI arriving at `at` whose handler takes `cost` (dates never decrease).
   void post(Tick at, Tick cost) {
+    if (at <= read_ahead_until_)
+      throw ReadAheadConflict("read-ahead: an IPI posted at " + std::to_string(ticks_to_ns(at)) +
+                              " ns to a CPU whose task read ahead to " +
+                              std::to_string(ticks_to_ns(read_ahead_until_)) + " ns");
     pending_.push_back({at, cost});
     ++posted_;
   }
@@ -58,6 +69,8 @@ class IpiQueue {
     }
     return busy > until ? busy - until : 0;
   }
+  // The task on this CPU read a line ahead of the clock at `date`.
+  void note_read_ahead(Tick date) { read_ahead_until_ = std::max(read_ahead_until_, date); }
   // The CPU goes idle: its idle loop handles what is left (no task pays).
   void drop() { pending_.clear(); }
   std::uint64_t posted() const { return posted_; }
@@ -68,6 +81,7 @@ class IpiQueue {
   };
   std::deque<Ipi> pending_;
   std::uint64_t posted_ = 0;
+  Tick read_ahead_until_ = -1;
 };
 
 }  // namespace semsim::machine

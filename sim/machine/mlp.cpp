@@ -42,7 +42,8 @@ Tick LoadWindow::load(const Topology& topo, Task& task, CacheLine& line) {
       }
     stall_until(task, first);
   }
-  Tick done = issue_load(topo, task, line);  // at the cursor (after a store to it, if any)
+  // At the cursor (after a store to it, if any); the kernel's own load, so it may read ahead.
+  Tick done = issue_private_load(topo, task, line);
   const bool miss = done > task.cursor + m.l1_hit;
   if (!miss) {
     // A hit on a line whose fill is still outstanding: its data comes with the fill.

@@ -67,6 +67,21 @@ Tick issue_load(const Topology& topo, Task& task, CacheLine& line) {
   return line.access(topo, task.cpu, Access::Read, task.cursor);
 }
 
+Tick issue_private_load(const Topology& topo, Task& task, CacheLine& line) {
+  if (task.may_read_ahead()) {
+    StoreBuffer& sb = task.stores;
+    // No wait for an own store in flight to the line: issue_load() would take it.
+    if (sb.pending(task.cursor) == 0 || sb.line_arrival(&line) <= task.cursor) {
+      if (const Tick done = line.read_ahead(topo, task.cpu, task.cursor); done >= 0) {
+        task.actor->note_read_ahead();
+        if (task.ipis != nullptr) task.ipis->note_read_ahead(task.cursor);
+        return done;
+      }
+    }
+  }
+  return issue_load(topo, task, line);
+}
+
 void full_fence(const Topology& topo, Task& task) {
   const StoreBuffer& sb = task.stores;
   task.advance_to(std::max(sb.drained(), sb.locked_done()));
@@ -93,7 +108,9 @@ void rmw(const Topology& topo, Task& task, CacheLine& line, Turn turn) {
 }
 
 void load(const Topology& topo, Task& task, CacheLine& line, Turn turn) {
-  wait_for(task, issue_load(topo, task, line), turn);
+  wait_for(task,
+           turn == Turn::Owe ? issue_private_load(topo, task, line) : issue_load(topo, task, line),
+           turn);
 }
 
 }  // namespace semsim::machine

@@ -81,6 +81,9 @@ Tick issue_rmw(const Topology& topo, Task& task, CacheLine& line);
 // A load at the task's cursor (after this core's own store to the line, if
 // one is in flight, has its line); returns when it completes.
 Tick issue_load(const Topology& topo, Task& task, CacheLine& line);
+// The same for a load whose wait is the task's own (Turn::Owe): a hit on a
+// quiet line may go ahead of the owed turn (machine/task.hpp, "Read-ahead").
+Tick issue_private_load(const Topology& topo, Task& task, CacheLine& line);
 // smp_mb(): waits for the pending stores and the last locked RMW's store, then full_fence.
 void full_fence(const Topology& topo, Task& task);
 

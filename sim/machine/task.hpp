@@ -36,6 +36,20 @@
 //     the task runs ahead, it lands in the task's next charge (machine/ipi_queue.hpp).
 // The reference mode (core/simulation.hpp) queues at every turn, owed ones
 // included, so it synchronises before every shared access.
+//
+// Read-ahead (the one shared step that need not pay the turn): a kernel load
+// (Turn::Owe) that hits a quiet line (machine/cache_line.hpp) goes before the
+// owed turn, with the turn still owed. It is what the strict order would do
+// unless an event dated before the load wrote the line, and the line catches
+// exactly that (ReadAheadConflict: the run is done again in strict order).
+// Until its next turn the task reads nothing else shared (its next shared
+// step pays the turn) but the IPIs sent to its CPU, whose queue catches a
+// post dated no later than the read the same way (machine/ipi_queue.hpp),
+// and it schedules nothing (core/simulation.cpp checks it),
+// and the calendar's ties do not depend on when its next turn was queued; so
+// the run is the strict order's, byte for byte. Not with SMT (a sibling reads
+// its activity), a trace (events are recorded as they are made) or a running
+// actor that is not this task's.
 #pragma once
 
 #include <algorithm>
@@ -213,6 +227,11 @@ struct Task {
   }
   // Its cursor moved past its last turn: some owed work is not yet in order.
   bool turn_owed() const { return !owed_work.empty(); }
+  // May its next load go ahead of its owed turn (read-ahead, above)?
+  bool may_read_ahead() const {
+    return turn_owed() && smt == nullptr && trace == nullptr && actor != nullptr &&
+           actor->running() && actor->may_read_ahead(cursor);
+  }
   // Work that takes d whatever the siblings do (SmtCores stretches it in passes).
   void work(Tick d) {
     if (noise != nullptr) {

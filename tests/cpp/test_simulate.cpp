@@ -2,6 +2,8 @@
 // errors that name the field, and the walking skeleton's two generations.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "config/machine_config.hpp"
 #include "config/scenario.hpp"
 #include "core/errors.hpp"
@@ -105,10 +107,12 @@ TEST(Simulate, OneThreadPerCpuNeverSpinsWithOwnSemaphores) {
   doc["workload"]["pattern"] = "own";
   auto p = run(doc)["points"][0];
   EXPECT_EQ(p["locks"][1]["contended_share"].get<double>(), 0.0);
-  // Identical tasks on identical CPUs: equal shares up to the cold misses at the start.
+  // Identical tasks on identical CPUs: equal shares up to the cold misses at the
+  // start and the one op a task may finish on either side of a window edge
+  // (ties at one date go by task id: core/calendar.hpp).
   const double lo = p["per_task_ops"]["min"].get<double>(),
                hi = p["per_task_ops"]["max"].get<double>();
-  EXPECT_LE(hi - lo, 0.01 * hi);
+  EXPECT_LE(hi - lo, std::max(1.0, 0.01 * hi));
 }
 
 TEST(ScenarioErrors, NameTheFieldAndTheAllowedValues) {

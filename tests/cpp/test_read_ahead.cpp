@@ -1,0 +1,223 @@
+// Read-ahead (machine/task.hpp): a kernel load that hits a quiet line goes
+// before its owed turn; a write the strict order would have served first is
+// caught (ReadAheadConflict) and the run done again, so results are the
+// strict order's. Tested at the line (a conflict is caught, a late write is
+// not one, an observer's turn stops it) and end to end against the reference
+// mode with every line quiet (read-ahead wherever it is allowed).
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/machine_config.hpp"
+#include "config/scenario.hpp"
+#include "core/errors.hpp"
+#include "core/simulation.hpp"
+#include "driver/run_point.hpp"
+#include "driver/simulate.hpp"
+#include "ipc/kernel_policy.hpp"
+#include "machine/cache_line.hpp"
+#include "machine/store_buffer.hpp"
+#include "machine/task.hpp"
+
+namespace semsim {
+namespace {
+
+using core::Actor;
+using core::Simulation;
+
+// Every line quiet after one read (restored on scope exit: tests share a process).
+struct EveryLineQuiet {
+  EveryLineQuiet() { machine::set_quiet_reads(1); }
+  ~EveryLineQuiet() { machine::set_quiet_reads(machine::kQuietReads); }
+};
+
+struct ReferenceOrder {
+  explicit ReferenceOrder(bool on) { Simulation::set_default_reference_order(on); }
+  ~ReferenceOrder() { Simulation::set_default_reference_order(false); }
+};
+
+// Task 0 owes 2 us of private work, then loads a line it shares (a hit);
+// task 1 writes the line at `write_at`. Returns task 0's load completion.
+struct TwoTasks {
+  config::MachineParams params = config::load_machine("uniform-64");
+  machine::Topology topo{params};
+  machine::CacheLine line{"quiet"};
+  Simulation sim;
+  std::deque<machine::Task> tasks{2};
+  Tick read_done = -1;
+
+  TwoTasks(Tick write_at, bool observer_at_1us) {
+    line.access(topo, 1, machine::Access::Write, 0);
+    line.access(topo, 0, machine::Access::Read, 0);  // both CPUs share it, one read since
+    sim.set_read_ahead(true);
+    for (int i = 0; i < 2; ++i) {
+      auto& t = tasks[static_cast<std::size_t>(i)];
+      t.id = i;
+      t.cpu = i;
+      t.actor = &sim.spawn(fmt::format("t{}", i), [this, i, write_at](Actor&) {
+        auto& me = tasks[static_cast<std::size_t>(i)];
+        if (i == 0) {
+          me.charge(1);  // its turn, so that task 1 has queued its own
+          me.charge_private(2 * kTicksPerUs);
+          machine::load(topo, me, line, machine::Turn::Owe);
+          read_done = me.cursor;
+        } else {
+          // Its turn at 0.5 us is pending when task 0 loads: the load would queue.
+          me.charge(std::min<Tick>(write_at, 500 * kTicksPerNs));
+          if (write_at > me.cursor) me.charge(write_at - me.cursor);
+          machine::store(topo, me, line);
+        }
+        me.sync();
+      });
+    }
+    if (observer_at_1us)
+      sim.spawn_observer("observer", [](Actor& self) { self.sleep_until(kTicksPerUs); });
+  }
+};
+
+TEST(ReadAhead, AWriteDatedBeforeTheReadIsAConflict) {
+  EveryLineQuiet quiet;
+  const auto before = machine::read_aheads();
+  TwoTasks run(500 * kTicksPerNs, false);
+  EXPECT_THROW(run.sim.run(), ReadAheadConflict);
+  EXPECT_EQ(machine::read_aheads(), before + 1);
+}
+
+TEST(ReadAhead, AWriteDatedAfterTheReadIsNone) {
+  EveryLineQuiet quiet;
+  const auto before = machine::read_aheads();
+  TwoTasks run(3 * kTicksPerUs, false);
+  run.sim.run();
+  EXPECT_EQ(machine::read_aheads(), before + 1);
+  EXPECT_EQ(run.read_done, 1 + 2 * kTicksPerUs + run.params.l1_hit);  // a hit
+}
+
+// The observer's pending turn (at 1 us) bounds read-ahead: the load at 2 us
+// takes its turn, after task 1's write at 0.5 us, and misses.
+TEST(ReadAhead, NoReadGoesAheadOfTheObserversTurn) {
+  EveryLineQuiet quiet;
+  const auto before = machine::read_aheads();
+  TwoTasks run(500 * kTicksPerNs, true);
+  run.sim.run();
+  EXPECT_EQ(machine::read_aheads(), before);
+  EXPECT_GT(run.read_done, 1 + 2 * kTicksPerUs + run.params.l1_hit);  // a transfer
+}
+
+// A line read fewer times than kQuietReads since its last write is not quiet.
+TEST(ReadAhead, OnlyAQuietLineIsReadAhead) {
+  const auto before = machine::read_aheads();
+  TwoTasks run(3 * kTicksPerUs, false);
+  run.sim.run();
+  EXPECT_EQ(machine::read_aheads(), before);
+}
+
+// --- End to end, against the reference mode ----------------------------------
+
+Json load_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  return Json::parse(in);
+}
+
+std::string simulate_bytes(const Json& doc, bool reference) {
+  ReferenceOrder mode(reference);
+  return driver::simulate(parse_scenario(doc)).dump();
+}
+
+// Every shipped scenario on host-default (2 CPUs, no SMT: a task on an SMT core
+// never reads ahead) with up to twice the CPUs, under every generation: with
+// every line quiet, the runs read ahead wherever they may, conflict (and are
+// run again) often, and must still give the reference's bytes.
+TEST(ReadAhead, MatchesReferenceModeOnEveryGenerationAndWorkload) {
+  EveryLineQuiet quiet;
+  const std::filesystem::path dir = std::filesystem::path(SEMSIM_SOURCE_DIR) / "scenarios/host";
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().extension() == ".json") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  ASSERT_GE(files.size(), 10u);
+  const auto reads_before = machine::read_aheads();
+  const auto reruns_before = driver::read_ahead_reruns();
+  for (const auto& policy : ipc::generations()) {
+    for (const auto& file : files) {
+      Json doc = load_file(file);
+      doc["machine"] = "host-default";
+      doc["kernel"] = policy.id;
+      doc["duration_ms"] = 0.15;
+      doc["warmup_ms"] = 0.05;
+      doc["repeats"] = 1;
+      auto& w = doc["workload"];
+      if (w["type"] == "sem-lockunlock") w["loops"] = 200;
+      Json threads = Json::array();
+      for (const auto& n : doc["threads"])
+        if (n.get<int>() <= 4) threads.push_back(n);
+      doc["threads"] = threads;
+      EXPECT_EQ(simulate_bytes(doc, false), simulate_bytes(doc, true))
+          << policy.id << " " << file.filename();
+    }
+  }
+  // The test tests something: reads went ahead, and some runs were done again.
+  EXPECT_GT(machine::read_aheads(), reads_before + 1000);
+  EXPECT_GT(driver::read_ahead_reruns(), reruns_before);
+}
+
+// Many cores, with the default threshold and every line quiet: the hot array
+// lines of 64 CPUs, OS noise and wake-up jitter (box-64), with and without the
+// kernel's line spinning.
+TEST(ReadAhead, MatchesReferenceModeOnManyCores) {
+  Json spinning = load_file(std::filesystem::path(SEMSIM_SOURCE_DIR) / "cpu_models/box-64.json");
+  spinning["kernel_line_spinning"] = {{"value", true}, {"source", "test"}};
+  const auto file = std::filesystem::temp_directory_path() /
+                    ("semsim-read-ahead-" + std::to_string(::getpid()) + ".json");
+  std::ofstream(file) << spinning.dump();
+  for (bool every_line : {false, true}) {
+    std::optional<EveryLineQuiet> quiet;
+    if (every_line) quiet.emplace();
+    const auto reads_before = machine::read_aheads();
+    for (const std::string& machine : {std::string("box-64"), file.string()})
+      for (const char* kernel : {"global_lock", "per_sem_lock_rc", "hysteresis"}) {
+        Json doc = Json::parse(R"({
+          "name": "many",
+          "workload": {"type": "semop-multi", "semaphores": 16, "pattern": "stride"},
+          "threads": [64, 96], "duration_ms": 0.3, "warmup_ms": 0.02, "seed": 3, "repeats": 1})");
+        doc["machine"] = machine;
+        doc["kernel"] = kernel;
+        EXPECT_EQ(simulate_bytes(doc, false), simulate_bytes(doc, true))
+            << kernel << " " << machine << " every line quiet: " << every_line;
+      }
+    if (every_line) {
+      EXPECT_GT(machine::read_aheads(), reads_before + 1000);
+    }
+  }
+  std::filesystem::remove(file);
+}
+
+// Sleepers woken across LLCs on box-64: the wakers' IPIs land on CPUs whose
+// tasks may have read ahead (machine/ipi_queue.hpp catches a post the strict
+// order would have made first), with the default threshold and every line quiet.
+TEST(ReadAhead, MatchesReferenceModeWithCrossLlcIpis) {
+  const Json doc = Json::parse(R"({"name": "ipi", "machine": "box-64",
+      "kernel": {"base": "per_sem_lock", "otime": "per_sem", "sem_layout": "unaligned56"},
+      "workload": {"type": "sem-lockunlock", "loops": 2000, "semaphores": 64,
+                   "busy_in": 0, "busy_out": 0},
+      "threads": 128, "duration_ms": 1, "warmup_ms": 0.1, "precision": 0, "seed": 1,
+      "repeats": 1})");
+  for (bool every_line : {false, true}) {
+    std::optional<EveryLineQuiet> quiet;
+    if (every_line) quiet.emplace();
+    const auto reads_before = machine::read_aheads();
+    EXPECT_EQ(simulate_bytes(doc, false), simulate_bytes(doc, true))
+        << "every line quiet: " << every_line;
+    EXPECT_GT(machine::read_aheads(), reads_before);
+  }
+}
+
+}  // namespace
+}  // namespace semsim
