@@ -26,6 +26,7 @@
 #include "machine/cache_line.hpp"
 #include "machine/store_buffer.hpp"
 #include "machine/task.hpp"
+#include "test_reference_order.hpp"
 
 namespace semsim {
 namespace {
@@ -39,10 +40,8 @@ struct EveryLineQuiet {
   ~EveryLineQuiet() { machine::set_quiet_reads(machine::kQuietReads); }
 };
 
-struct ReferenceOrder {
-  explicit ReferenceOrder(bool on) { Simulation::set_default_reference_order(on); }
-  ~ReferenceOrder() { Simulation::set_default_reference_order(false); }
-};
+using test_reference::load_file;
+using test_reference::simulate_bytes;
 
 // Task 0 owes 2 us of private work, then loads a line it shares (a hit);
 // task 1 writes the line at `write_at`. Returns task 0's load completion.
@@ -121,48 +120,18 @@ TEST(ReadAhead, OnlyAQuietLineIsReadAhead) {
 
 // --- End to end, against the reference mode ----------------------------------
 
-Json load_file(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  return Json::parse(in);
-}
-
-std::string simulate_bytes(const Json& doc, bool reference) {
-  ReferenceOrder mode(reference);
-  return driver::simulate(parse_scenario(doc)).dump();
-}
-
 // Every shipped scenario on host-default (2 CPUs, no SMT: a task on an SMT core
 // never reads ahead) with up to twice the CPUs, under every generation: with
 // every line quiet, the runs read ahead wherever they may, conflict (and are
 // run again) often, and must still give the reference's bytes.
 TEST(ReadAhead, MatchesReferenceModeOnEveryGenerationAndWorkload) {
   EveryLineQuiet quiet;
-  const std::filesystem::path dir = std::filesystem::path(SEMSIM_SOURCE_DIR) / "scenarios/host";
-  std::vector<std::filesystem::path> files;
-  for (const auto& e : std::filesystem::directory_iterator(dir))
-    if (e.path().extension() == ".json") files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  ASSERT_GE(files.size(), 10u);
+  const auto cases = test_reference::shipped_cases("host-default", 4);
+  ASSERT_GE(cases.size(), 10 * ipc::generations().size());
   const auto reads_before = machine::read_aheads();
   const auto reruns_before = driver::read_ahead_reruns();
-  for (const auto& policy : ipc::generations()) {
-    for (const auto& file : files) {
-      Json doc = load_file(file);
-      doc["machine"] = "host-default";
-      doc["kernel"] = policy.id;
-      doc["duration_ms"] = 0.15;
-      doc["warmup_ms"] = 0.05;
-      doc["repeats"] = 1;
-      auto& w = doc["workload"];
-      if (w["type"] == "sem-lockunlock") w["loops"] = 200;
-      Json threads = Json::array();
-      for (const auto& n : doc["threads"])
-        if (n.get<int>() <= 4) threads.push_back(n);
-      doc["threads"] = threads;
-      EXPECT_EQ(simulate_bytes(doc, false), simulate_bytes(doc, true))
-          << policy.id << " " << file.filename();
-    }
-  }
+  for (const auto& c : cases)
+    EXPECT_EQ(simulate_bytes(c.doc, false), simulate_bytes(c.doc, true)) << c.label;
   // The test tests something: reads went ahead, and some runs were done again.
   EXPECT_GT(machine::read_aheads(), reads_before + 1000);
   EXPECT_GT(driver::read_ahead_reruns(), reruns_before);

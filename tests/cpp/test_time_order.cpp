@@ -22,6 +22,7 @@
 #include "machine/cache_line.hpp"
 #include "machine/store_buffer.hpp"
 #include "machine/task.hpp"
+#include "test_reference_order.hpp"
 
 namespace semsim {
 namespace {
@@ -29,11 +30,8 @@ namespace {
 using core::Actor;
 using core::Simulation;
 
-// Restores the process-wide default on scope exit (tests share a process).
-struct ReferenceOrder {
-  explicit ReferenceOrder(bool on) { Simulation::set_default_reference_order(on); }
-  ~ReferenceOrder() { Simulation::set_default_reference_order(false); }
-};
+using test_reference::load_file;
+using test_reference::simulate_bytes;
 
 // At one date: callbacks first, then the tasks' turns by task id (core/calendar.hpp),
 // whatever order they were queued in.
@@ -243,48 +241,13 @@ TEST(TimeOrder, TimeAtLeavesOutOwedWorkPastTheDate) {
 
 // --- Fast path against reference mode ----------------------------------------
 
-Json load_file(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  return Json::parse(in);
-}
-
-std::string simulate_bytes(const Json& doc, bool reference) {
-  ReferenceOrder mode(reference);
-  return driver::simulate(parse_scenario(doc)).dump();
-}
-
 // Every shipped scenario (they cover every workload), short, on a 4-CPU
-// preset with more threads than CPUs, under every generation.
+// preset with up to twice the CPUs, under every generation.
 TEST(TimeOrder, FastPathMatchesReferenceModeOnEveryGenerationAndWorkload) {
-  const std::filesystem::path dir = std::filesystem::path(SEMSIM_SOURCE_DIR) / "scenarios/host";
-  std::vector<std::filesystem::path> files;
-  for (const auto& e : std::filesystem::directory_iterator(dir))
-    if (e.path().extension() == ".json") files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  ASSERT_GE(files.size(), 10u);
-  int compared = 0;
-  for (const auto& policy : ipc::generations()) {
-    for (const auto& file : files) {
-      Json doc = load_file(file);
-      doc["machine"] = "laptop-4";
-      doc["kernel"] = policy.id;
-      doc["duration_ms"] = 0.15;
-      doc["warmup_ms"] = 0.05;
-      doc["repeats"] = 1;
-      auto& w = doc["workload"];
-      if (w["type"] == "sem-lockunlock") w["loops"] = 200;
-      // Up to twice the CPUs (oversubscribed), from the file's own counts.
-      Json threads = Json::array();
-      for (const auto& n : doc["threads"])
-        if (n.get<int>() <= 8) threads.push_back(n);
-      doc["threads"] = threads;
-      const auto fast = simulate_bytes(doc, false);
-      const auto reference = simulate_bytes(doc, true);
-      EXPECT_EQ(fast, reference) << policy.id << " " << file.filename();
-      ++compared;
-    }
-  }
-  EXPECT_EQ(compared, static_cast<int>(ipc::generations().size() * files.size()));
+  const auto cases = test_reference::shipped_cases("laptop-4", 8);
+  ASSERT_GE(cases.size(), 10 * ipc::generations().size());
+  for (const auto& c : cases)
+    EXPECT_EQ(simulate_bytes(c.doc, false), simulate_bytes(c.doc, true)) << c.label;
 }
 
 // The many-core case the time core was rebuilt for: a hot array line shared
