@@ -28,11 +28,9 @@ std::uint64_t g_read_aheads = 0;
 std::uint64_t read_aheads() { return g_read_aheads; }
 
 void set_quiet_reads(std::uint32_t n) { g_quiet_reads = std::max<std::uint32_t>(n, 1); }
-std::uint32_t quiet_reads() { return g_quiet_reads; }
 
 Tick CacheLine::read_ahead(const Topology& topo, int cpu, Tick t) {
-  if (reads_since_write_ < g_quiet_reads) return -1;
-  if (owner_ != cpu && !sharers_.test(static_cast<std::size_t>(cpu))) return -1;
+  if (reads_since_write_ < g_quiet_reads || !hits(cpu, Access::Read)) return -1;
   if (t < last_request_) time_order_violation(name_, t, last_request_);
   read_ahead_until_ = std::max(read_ahead_until_, t);
   ++g_read_aheads;
@@ -66,7 +64,7 @@ Tick CacheLine::access(const Topology& topo, int cpu, Access kind, Tick t, Tick 
     return completed;
   };
   // Hits: the line is already here in a state that allows the access.
-  if (owner_ == cpu || (kind == Access::Read && sharers_.test(ucpu))) {
+  if (hits(cpu, kind)) {
     ++stats_.hits;
     // A locked RMW keeps the line until it completes: others' requests wait.
     if (kind == Access::Rmw) busy_until_ = std::max(busy_until_, t + op_cost);

@@ -162,7 +162,6 @@ inline LineContention calibrated_line_contention() {
 // it to 1 to read ahead wherever it is allowed.
 inline constexpr std::uint32_t kQuietReads = 4096;
 void set_quiet_reads(std::uint32_t n);  // for tests (process-wide)
-std::uint32_t quiet_reads();
 // Reads served ahead of the clock so far in this process (benchmarks, tests).
 std::uint64_t read_aheads();
 
@@ -237,6 +236,11 @@ class CacheLine {
     bool locked = false;         // it is a locked RMW (keeps the line until it completes)
   };
   std::vector<CoreFill> core_fill_;  // per core (global core index)
+  // The line is here in a state that allows the access (a hit in access(),
+  // and the only reads read_ahead() serves).
+  bool hits(int cpu, Access kind) const {
+    return owner_ == cpu || (kind == Access::Read && sharers_.test(static_cast<std::size_t>(cpu)));
+  }
   // smt_shared_l1's access through a sibling's fill or copy: its completion, or -1.
   Tick shared_l1(const Topology& topo, int cpu, Access kind, Tick t);
 };

@@ -26,6 +26,7 @@
 #include "machine/spinlock.hpp"
 #include "machine/store_buffer.hpp"
 #include "test_machine_harness.hpp"
+#include "test_reference_order.hpp"
 
 namespace semsim {
 namespace {
@@ -415,14 +416,10 @@ TEST(MachineSchedKernel, FastPathMatchesReferenceModeWithCrossLlcIpis) {
           "threads": 128, "duration_ms": 1, "warmup_ms": 0.1, "precision": 0, "seed": 1,
           "repeats": 1})"};
   for (const char* text : docs) {
-    const Scenario sc = parse_scenario(Json::parse(text));
-    ASSERT_GT(config::load_machine(sc.machine).ipi_target, 0);
-    core::Simulation::set_default_reference_order(false);
-    const std::string fast = driver::simulate(sc).dump();
-    core::Simulation::set_default_reference_order(true);
-    const std::string reference = driver::simulate(sc).dump();
-    core::Simulation::set_default_reference_order(false);
-    EXPECT_EQ(fast, reference) << text;
+    const Json doc = Json::parse(text);
+    ASSERT_GT(config::load_machine(parse_scenario(doc).machine).ipi_target, 0);
+    const std::string fast = test_reference::simulate_bytes(doc, false);
+    EXPECT_EQ(fast, test_reference::simulate_bytes(doc, true)) << text;
     // The handlers ran: the profile shows interrupt time.
     EXPECT_NE(fast.find("[irq] interrupts and host"), std::string::npos) << text;
   }

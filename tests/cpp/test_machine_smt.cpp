@@ -22,6 +22,7 @@
 #include "machine/smt.hpp"
 #include "machine/user_lock.hpp"
 #include "test_machine_harness.hpp"
+#include "test_reference_order.hpp"
 
 namespace semsim {
 namespace {
@@ -328,13 +329,9 @@ TEST(Smt, FastPathMatchesReferenceModeWithSharedCores) {
           "workload": {"type": "semop-multi", "semaphores": 8, "pattern": "stride"},
           "threads": [20, 40], "duration_ms": 0.2, "warmup_ms": 0.05, "seed": 3, "repeats": 1})"};
   for (const char* text : docs) {
-    const Scenario sc = parse_scenario(Json::parse(text));
-    core::Simulation::set_default_reference_order(false);
-    const std::string fast = driver::simulate(sc).dump();
-    core::Simulation::set_default_reference_order(true);
-    const std::string reference = driver::simulate(sc).dump();
-    core::Simulation::set_default_reference_order(false);
-    EXPECT_EQ(fast, reference) << text;
+    const Json doc = Json::parse(text);
+    EXPECT_EQ(test_reference::simulate_bytes(doc, false), test_reference::simulate_bytes(doc, true))
+        << text;
   }
 }
 

@@ -14,6 +14,7 @@
 #include "machine/mlp.hpp"
 #include "machine/store_buffer.hpp"
 #include "test_machine_harness.hpp"
+#include "test_reference_order.hpp"
 #include "verify/explorer.hpp"
 
 namespace semsim {
@@ -218,8 +219,7 @@ Tick seq_miss_then_checks(bool window, Tick* work) {
   ipc::Rig rig(*ipc::find_generation("per_sem_lock_rc"), m, 4, 1);
   auto& k = rig.kernel();
   Tick cost = 0;
-  rig.add_task(
-      0, [&](ipc::Rig&, Task& t) { k.set_semotime(t, {}); }, 1);
+  rig.add_task(0, [&](ipc::Rig&, Task& t) { k.set_semotime(t, {}); }, 1);
   rig.add_task(
       0,
       [&](ipc::Rig&, Task& t) {
@@ -251,7 +251,7 @@ TEST(MlpKernel, TheWindowHidesTheChecksBehindTheSeqMiss) {
 // A semop-multi-like run of 4 tasks on 4 CPUs, fast and in reference order:
 // the same cursors, semops and CPU time by function.
 std::vector<Tick> run_semops(const char* gen, bool reference) {
-  core::Simulation::set_default_reference_order(reference);
+  test_reference::ReferenceOrder mode(reference);
   ipc::Rig rig(*ipc::find_generation(gen), ipc::test_machine(4), 8, 1);
   for (int i = 0; i < 4; ++i)
     rig.add_task(i, [i](ipc::Rig& r, Task& t) {
@@ -263,7 +263,6 @@ std::vector<Tick> run_semops(const char* gen, bool reference) {
       }
     });
   rig.run();
-  core::Simulation::set_default_reference_order(false);
   std::vector<Tick> out;
   for (int i = 0; i < 4; ++i) {
     const Task& t = rig.task(i);

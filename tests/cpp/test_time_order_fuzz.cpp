@@ -20,16 +20,15 @@
 #include "core/errors.hpp"
 #include "core/simulation.hpp"
 #include "driver/simulate.hpp"
+#include "test_reference_order.hpp"
 
 namespace semsim {
 namespace {
 
 namespace fs = std::filesystem;
 
-Json load_file(const fs::path& path) {
-  std::ifstream in(path);
-  return Json::parse(in);
-}
+using test_reference::load_file;
+using test_reference::simulate_bytes;
 
 void set_cost(Json& machine, const std::string& key, double ns) {
   machine["costs_ns"][key] = {{"value", ns}, {"source", "test: a stressing value"}};
@@ -117,19 +116,6 @@ Json short_run(const fs::path& file, const fs::path& machine, const char* kernel
     if (n.get<int>() <= 8) threads.push_back(n);
   doc["threads"] = threads;
   return doc;
-}
-
-std::string simulate_bytes(const Json& doc, bool reference) {
-  core::Simulation::set_default_reference_order(reference);
-  std::string out;
-  try {
-    out = driver::simulate(parse_scenario(doc)).dump();
-  } catch (...) {
-    core::Simulation::set_default_reference_order(false);
-    throw;
-  }
-  core::Simulation::set_default_reference_order(false);
-  return out;
 }
 
 TEST(TimeOrderFuzz, LongWakeupsAndInterruptsNeverBreakTheOrder) {
