@@ -201,10 +201,11 @@ Json run_once(const Scenario& scenario, const config::MachineParams& machine,
     const bool by_rounds = !w.own_figure().name.empty();
     auto counted = [&] {
       std::uint64_t n = 0;
+      const Tick now = sim.now();
       if (by_rounds)
-        for (auto r : ctx.rounds) n += r;
+        n = report::rounds_at(ctx.rounds, tasks, now);
       else
-        for (const auto& t : tasks) n += t.semops;
+        for (const auto& t : tasks) n += t.semops_at(now);
       return static_cast<std::int64_t>(n);
     };
     sim.spawn_observer("timekeeper", [&](core::Actor& self) {

@@ -449,10 +449,13 @@ int in_syscall(Task& t, SemKernel& k, const config::MachineParams& p, Body body)
 }
 
 // A semop() that returns: a completed call is what the timekeeper counts, so it
-// is counted at its own date (its owed turn paid first).
+// is counted at its own date (Task::count_semop(): dated while its turn is owed).
+// The turn is owed on into the user loop, except on a CPU that IPIs reach: an
+// IPI posted while a task runs ahead is paid at its next charge after the turn
+// (machine/ipi_queue.hpp), and the turn here keeps that lateness where it was.
 int counted(Task& t, int result) {
-  t.pay_turn();
-  if (result == 0) ++t.semops;
+  if (t.ipis != nullptr && t.ipis->posted() > 0) t.pay_turn();
+  if (result == 0) t.count_semop();
   return result;
 }
 }  // namespace

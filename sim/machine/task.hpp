@@ -27,9 +27,11 @@
 //     semaphore's value, a wait queue) it sees as of its last turn, as every
 //     other task does: its last request (the line holding that state) fixed the
 //     order, and nothing is dated between that turn and the next one.
-//   - What observers count is dated: a completed semop pays its turn before it
-//     is counted, and time_at(date) leaves out owed work past an observer's date
-//     (the window's edges).
+//   - What observers count is dated: a completed semop (or a workload's round)
+//     is counted with its date when it runs ahead of its turn (count_semop(),
+//     count_rounds()), and observers read semops_at(date) and rounds_past(date),
+//     which leave out what was counted past their date; time_at(date) does the
+//     same for owed work (the window's edges).
 //   - With SMT a charge reads its siblings' activity, and they read its own: a
 //     task on an SMT core takes every turn (charge_private() is charge() there).
 //   - An IPI to the CPU is paid when the task's work reaches it; posted while
@@ -183,6 +185,14 @@ struct Task {
     Tick start, d;
   };
   std::vector<OwedWork> owed_work;  // the charges since its last turn (for time_at())
+  // Counts made since its last turn, with their dates (for semops_at() and
+  // rounds_past()): a completed call is counted at its own date without a turn.
+  std::vector<Tick> owed_semops;
+  struct OwedRounds {
+    Tick date;
+    std::uint64_t n;
+  };
+  std::vector<OwedRounds> owed_rounds;
 
   // Work of length d (on a core of its own): the CPU's interruptions that land
   // in it delay it, and busy SMT siblings stretch it.
@@ -276,15 +286,14 @@ struct Task {
     }
   }
   void charge_on_smt(Tick d);  // machine/smt.cpp
+  // Every charge is listed in owed_work until its turn is taken, owed or not:
+  // an observer that runs while the task waits for that turn reads time_at()
+  // of its own date, which leaves out the part past it.
   void account(Func f, Tick d) {
     record(f, d);
-    if (owe_turns) {
-      owed_work.push_back({f, cursor, d});
-      cursor += d;
-    } else {
-      cursor += d;
-      keep_order();
-    }
+    owed_work.push_back({f, cursor, d});
+    cursor += d;
+    if (!owe_turns) keep_order();
   }
   // Its CPU time by function as of `date` (an observer's, e.g. the window's
   // edge): without the part of its owed work that lies past it.
@@ -295,6 +304,34 @@ struct Task {
       t[static_cast<std::size_t>(w.func)] -= past;
     }
     return t;
+  }
+  // A completed semop() call, at its cursor's date.
+  void count_semop() {
+    ++semops;
+    if (turn_owed()) owed_semops.push_back(cursor);
+  }
+  // Takes back the calls counted since `before` (a step that counts no op).
+  void uncount_semops(std::uint64_t before) {
+    const std::uint64_t n = semops - before;
+    owed_semops.resize(owed_semops.size() - std::min<std::size_t>(owed_semops.size(), n));
+    semops = before;
+  }
+  // n rounds of the workload's own figure onto `counter`, at its cursor's date.
+  void count_rounds(std::uint64_t& counter, std::uint64_t n) {
+    counter += n;
+    if (n > 0 && turn_owed()) owed_rounds.push_back({cursor, n});
+  }
+  // Its completed calls as of `date` (an observer's): without those counted
+  // past it while it ran ahead of its turn; and the rounds so counted.
+  std::uint64_t semops_at(Tick date) const {
+    std::uint64_t n = semops;
+    for (Tick d : owed_semops) n -= d > date ? 1 : 0;
+    return n;
+  }
+  std::uint64_t rounds_past(Tick date) const {
+    std::uint64_t n = 0;
+    for (const OwedRounds& r : owed_rounds) n += r.date > date ? r.n : 0;
+    return n;
   }
   // CPU time d of f from the cursor on, which does not move (a sleeper's CPU still
   // switching it out after it left the run queue).
@@ -311,9 +348,16 @@ struct Task {
     }
   }
   // The running task never executes past the earliest pending event.
+  // What it owes (work, counts) stays listed until the turn is taken: an
+  // observer that runs first (dated earlier) must not see what is dated after it.
   void keep_order() {
-    owed_work.clear();
     if (actor != nullptr && actor->running()) actor->wait_turn(cursor);
+    clear_owed();
+  }
+  void clear_owed() {
+    owed_work.clear();
+    owed_semops.clear();
+    owed_rounds.clear();
   }
   // A parked task runs again at its cursor (dated by whoever wakes it, after
   // any interruption that landed in its wait): never earlier, or its next
@@ -328,8 +372,8 @@ struct Task {
   [[noreturn]] void resumed_in_the_past() const;  // machine/task.cpp
   // An explicit point of order (e.g. before publishing a flag).
   void sync() {
-    owed_work.clear();
     if (actor != nullptr) actor->wait_turn(cursor);
+    clear_owed();
   }
 };
 

@@ -12,7 +12,7 @@ using machine::CpuCategory;
 std::vector<WindowStats::TaskSnap> WindowStats::snapshot(Tick now) const {
   std::vector<TaskSnap> out;
   for (const auto& t : tasks_)
-    out.push_back({t.semops,
+    out.push_back({t.semops_at(now),
                    t.voluntary_switches,
                    t.involuntary_switches,
                    {t.wakes_same_cpu, t.wakes_remote_busy, t.wakes_remote_idle},
@@ -20,19 +20,18 @@ std::vector<WindowStats::TaskSnap> WindowStats::snapshot(Tick now) const {
   return out;
 }
 
-namespace {
-std::uint64_t sum(const std::vector<std::uint64_t>* v) {
+std::uint64_t rounds_at(const std::vector<std::uint64_t>& rounds,
+                        const std::deque<machine::Task>& tasks, Tick date) {
   std::uint64_t n = 0;
-  if (v != nullptr)
-    for (auto x : *v) n += x;
+  for (std::size_t i = 0; i < rounds.size(); ++i)
+    n += rounds[i] - (i < tasks.size() ? tasks[i].rounds_past(date) : 0);
   return n;
 }
-}  // namespace
 
 void WindowStats::begin(Tick now) {
   start_ = now;
   at_start_ = snapshot(now);
-  rounds_at_start_ = sum(rounds_);
+  rounds_at_start_ = rounds_ != nullptr ? rounds_at(*rounds_, tasks_, now) : 0;
   for (const auto* line : sma_.lines()) const_cast<machine::CacheLine*>(line)->reset_stats();
   sma_.array_lock->reset_stats();
   if (sma_.rwlock) sma_.rwlock->reset_stats();
@@ -45,7 +44,7 @@ void WindowStats::begin(Tick now) {
 void WindowStats::end(Tick now) {
   stop_ = now;
   at_end_ = snapshot(now);
-  rounds_at_end_ = sum(rounds_);
+  rounds_at_end_ = rounds_ != nullptr ? rounds_at(*rounds_, tasks_, now) : 0;
 }
 
 namespace {

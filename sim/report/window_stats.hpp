@@ -14,6 +14,11 @@
 
 namespace semsim::report {
 
+// The workload's own-figure counters (one per task) summed as of `date`: without
+// the rounds a task counted past it while ahead of its turn (Task::rounds_past).
+std::uint64_t rounds_at(const std::vector<std::uint64_t>& rounds,
+                        const std::deque<machine::Task>& tasks, Tick date);
+
 class WindowStats {
  public:
   WindowStats(const machine::Topology& topo, ipc::SemArray& sma,

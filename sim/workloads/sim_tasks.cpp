@@ -80,8 +80,8 @@ void execute(SimContext& ctx, Task& t, int index, Program& program) {
         const auto before = t.semops;
         int r = kernel.semop(t, {s.sops, static_cast<std::size_t>(s.nsops)});
         // A call that fails with EAGAIN still is a completed semop() call.
-        if (r == -EAGAIN && s.counts_op) ++t.semops;
-        if (!s.counts_op) t.semops = before;
+        if (r == -EAGAIN && s.counts_op) t.count_semop();
+        if (!s.counts_op) t.uncount_semops(before);
         break;
       }
       case StepKind::SetVal:
@@ -102,7 +102,8 @@ void execute(SimContext& ctx, Task& t, int index, Program& program) {
         break;
       }
     }
-    ctx.rounds[static_cast<std::size_t>(index)] += static_cast<std::uint64_t>(s.rounds);
+    t.count_rounds(ctx.rounds[static_cast<std::size_t>(index)],
+                   static_cast<std::uint64_t>(s.rounds));
     charge_user_work(ctx, t, s);
     ctx.sched.maybe_preempt(t);
   }
