@@ -223,6 +223,17 @@ _LEADING_COLUMNS = ("threads", "kernel", "machine", "ops_per_s", "ops_per_s_ci95
                     "ops_per_s_min", "ops_per_s_max")
 
 
+def precision_note(point: Mapping[str, Any]) -> str | None:
+    """Why a simulated point did not reach the precision its scenario asked
+    (``run_length.not_reached``), or None: reached, or no precision asked
+    (``precision`` 0), or a result without the field."""
+    rl = point.get("run_length")
+    if not isinstance(rl, Mapping) or not rl.get("precision") or rl.get("reached"):
+        return None
+    note = rl.get("not_reached")
+    return str(note) if note else None
+
+
 def ops_interval(point: Mapping[str, Any]) -> tuple[float, float] | None:
     """A simulated point's 95 % confidence interval of ``ops_per_s`` (its ``run_length``, pooled
     over the point's seeds: ``ops_per_s`` is their mean), or None.

@@ -285,6 +285,11 @@ def _points_table(result: api.Result, out: TextIO) -> None:
             row += _run_length_cells(p.get("run_length"))
         rows.append(row)
     _table(rows, out, numeric=(0, 3, 4, 5))
+    if not measured:
+        for p in result.points:
+            note = api.precision_note(p)
+            if note:
+                out.write(f"{p.get('threads')} threads: precision not reached: {note}\n")
 
 
 def _run_length_cells(rl: Any) -> list[str]:

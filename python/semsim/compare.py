@@ -24,6 +24,7 @@ from .api import (
     machine_info,
     measure,
     ops_interval,
+    precision_note,
     simulate,
 )
 from .progress import Status, status_for
@@ -120,7 +121,8 @@ def match_points(simulated: Result, measured: Result) -> list[dict[str, Any]]:
     ``predicted_max_ops_per_s`` are the simulated spread over the seeds;
     ``predicted_ci95`` is the point's 95 % interval of ``ops_per_s`` (the mean of
     its seeds), pooled over its runs (:func:`semsim.api.ops_interval`), None where
-    there is none.
+    there is none; ``predicted_not_reached`` says why the point's asked precision
+    was not reached (:func:`semsim.api.precision_note`), None where it was.
     ``foreign_cpu_share`` is what other processes used of the host's CPUs during
     the measured window (None where the runner could not tell) and ``host_busy``
     is true when it exceeds :data:`HOST_BUSY_SHARE`: such a point measured the
@@ -155,6 +157,7 @@ def match_points(simulated: Result, measured: Result) -> list[dict[str, Any]]:
                 "predicted_min_ops_per_s": pred_lo,
                 "predicted_max_ops_per_s": pred_hi,
                 "predicted_ci95": ops_interval(sp),
+                "predicted_not_reached": precision_note(sp),
                 "measured_ops_per_s": meas,
                 "measured_min_ops_per_s": lo,
                 "measured_max_ops_per_s": hi,
@@ -249,7 +252,9 @@ class Comparison:
             return " | ".join(cells).rstrip()
 
         sep = "-+-".join("-" * w for w in widths)
-        return "\n".join([fmt(header), sep, *(fmt(r) for r in lines)])
+        notes = [f"{r['threads']} threads: predicted precision not reached: {r['predicted_not_reached']}"
+                 for r in self.rows if r.get("predicted_not_reached")]
+        return "\n".join([fmt(header), sep, *(fmt(r) for r in lines), *notes])
 
     def plot(self, path: str | os.PathLike | None = None, ax: Axes | None = None) -> Figure:
         """Predicted and measured ops/s against threads (see :func:`semsim.plots.plot_compare`)."""

@@ -1,5 +1,7 @@
 #include "report/run_length.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -321,8 +323,92 @@ Json RunLength::to_json(const char* counter) const {
   j["window_ms"] = ms(stop_ - begin_);
   j["simulated_ms"] = ms(stop_);
   j["ceiling_ms"] = ms(ceiling_);
+  not_reached(j);
   return j;
 }
+
+// Why the run's precision was not reached (null when it was), checked in the
+// order evaluate() does, and the duration_ms whose window would hold the
+// minimum batches when that is what was missing.
+void RunLength::not_reached(Json& j) const {
+  j["not_reached"] = nullptr;
+  j["needs_duration_ms"] = nullptr;
+  if (reached_) return;
+  const Tick batch = interval_ * batches_.per_batch();
+  if (precision_ <= 0) {
+    j["not_reached"] = "precision is 0: the whole window was simulated, no precision asked";
+  } else if (!detected_) {
+    j["not_reached"] = fmt::format(
+        "warm-up not detected: MSER-5 did not settle before half the ceiling ({:.2f} ms)",
+        ms(ceiling_));
+  } else if (ci_.batches < kMinBatches) {
+    // The window from where it began must hold kMinBatches batches of the
+    // shortest length (the model's slowest period: the interval of fewer
+    // passes the independence test too easily, see the header).
+    const Tick needed = begin_ + batch * kMinBatches - warmup_end_;
+    j["not_reached"] = fmt::format(
+        "the window held {} batches of {:.2f} ms (the model's slowest period), fewer than {}: "
+        "duration_ms >= {:.2f} holds them",
+        ci_.batches, ms(batch), kMinBatches, ms(needed));
+    j["needs_duration_ms"] = ms(needed);
+  } else if (!ci_.independent) {
+    j["not_reached"] = fmt::format(
+        "the batch means are correlated (von Neumann C = {:.3f} above its bound {:.3f}): a "
+        "longer window doubles the batches",
+        ci_.von_neumann, von_neumann_bound(ci_.batches));
+  } else {
+    j["not_reached"] = fmt::format(
+        "the interval +-{:.2f} % is wider than this run's target +-{:.2f} % at the ceiling",
+        rate_ > 0 ? 100 * half_width_ / rate_ : 0.0, 100 * target_);
+  }
+}
+
+namespace {
+// Why a point of several runs did not reach its precision (null when it did),
+// in the order of pooled_run_length()'s test: a run's own missing warm-up or
+// batches first (with the longest duration_ms any run needs), then the pooled tests.
+void pooled_not_reached(Json& j, const std::vector<Json>& runs, const PooledCi& ci,
+                        double precision) {
+  j["not_reached"] = nullptr;
+  j["needs_duration_ms"] = nullptr;
+  if (j["reached"].get<bool>()) return;
+  if (runs.size() == 1) {
+    j["not_reached"] = runs.front()["not_reached"];
+    j["needs_duration_ms"] = runs.front()["needs_duration_ms"];
+    return;
+  }
+  if (precision <= 0) {
+    j["not_reached"] = "precision is 0: the whole window was simulated, no precision asked";
+    return;
+  }
+  double needs = -1;
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    const Json& rl = runs[r];
+    if (!rl["needs_duration_ms"].is_null())
+      needs = std::max(needs, rl["needs_duration_ms"].get<double>());
+    if (j["not_reached"].is_null() &&
+        (rl["batches"].get<int>() < RunLength::kMinBatches || !rl["warmup_detected"].get<bool>()))
+      j["not_reached"] =
+          fmt::format("run {} of {}: {}", r + 1, runs.size(), rl["not_reached"].get<std::string>());
+  }
+  if (needs >= 0) j["needs_duration_ms"] = needs;
+  if (!j["not_reached"].is_null()) return;
+  if (!ci.valid) {
+    j["not_reached"] = "a run has no interval";
+  } else if (!ci.independent) {
+    j["not_reached"] = "the runs' batch means together are correlated (the von Neumann test)";
+  } else if (!ci.consistent) {
+    j["not_reached"] = fmt::format(
+        "the runs disagree more than their intervals allow (Cochran's Q / (R - 1) = {:.2f}): "
+        "slow variation the batches do not see, or seeds in different steady states",
+        ci.dispersion);
+  } else {
+    j["not_reached"] =
+        fmt::format("the pooled interval +-{:.2f} % is wider than +-{:.2f} %",
+                    ci.mean > 0 ? 100 * ci.half_width / ci.mean : 0.0, 100 * precision);
+  }
+}
+}  // namespace
 
 Json pooled_run_length(const std::vector<Json>& runs) {
   const Json& first = runs.front();
@@ -383,6 +469,7 @@ Json pooled_run_length(const std::vector<Json>& runs) {
   j["simulated_ms"] = simulated;
   j["simulated_ms_runs"] = simulated_runs;
   j["ceiling_ms"] = first["ceiling_ms"];
+  pooled_not_reached(j, runs, ci, precision);
   j["runs"] = runs;
   return j;
 }
@@ -409,10 +496,19 @@ Json replication_run_length(const std::vector<double>& rates, double precision, 
     j["std_error_per_s"] = se;
     j["dof"] = r >= 2 ? Json(r - 1) : Json();
     j["reached"] = precision > 0 && mean > 0 && half <= precision * mean;
+    if (j["reached"].get<bool>())
+      j["not_reached"] = nullptr;
+    else if (precision <= 0)
+      j["not_reached"] = "precision is 0: no precision asked";
+    else
+      j["not_reached"] = fmt::format(
+          "the interval of the {} runs +-{:.2f} % is wider than +-{:.2f} %: more repeats narrow it",
+          r, mean > 0 ? 100 * half / mean : 0.0, 100 * precision);
   } else {
     no_interval(j);
     j["dof"] = nullptr;
     j["reached"] = false;
+    j["not_reached"] = "one run of a run to completion has no interval: repeats >= 2 give one";
   }
   return j;
 }

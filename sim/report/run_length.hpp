@@ -34,6 +34,11 @@
 //      the independence test; else go on to warmup_ms + duration_ms (the ceiling).
 //   precision 0 switches this off: the window is [warmup_ms, ceiling] as
 //   always, and the interval is still reported.
+//   A run (and a point) that did not reach its precision says why
+//   ("not_reached", the first failed test in this order) and, when its window
+//   held too few batches, which duration_ms would hold them ("needs_duration_ms"):
+//   with batches of a scheduler rotation a ceiling can be too short for any
+//   interval to count, however narrow.
 //
 // Repeats (R seeds of a point, independent replications): the precision is the
 // POINT's, not each run's. The point's estimate is the mean of its runs' rates,
@@ -177,6 +182,7 @@ class RunLength {
 
  private:
   void begin(Tick now, std::int64_t count, bool detected);
+  void not_reached(Json& j) const;
   bool evaluate(Tick now, std::int64_t count);  // updates the interval; reached?
   Tick warmup_end_, ceiling_, interval_, next_;
   double precision_, target_;  // the point's precision; this run's (precision * sqrt(repeats))

@@ -238,6 +238,27 @@ TEST(RunLength, BatchesSpanTheSlowestPeriod) {
   EXPECT_EQ(d.stop, w + 20 * kTicksPerMs);
   EXPECT_DOUBLE_EQ(d.json["batch_ms"].get<double>(), 1.0);
   EXPECT_TRUE(d.json["reached"].get<bool>());
+  EXPECT_TRUE(d.json["not_reached"].is_null());
+  EXPECT_TRUE(d.json["needs_duration_ms"].is_null());
+}
+
+// The window held 15 of the 20 batches of the slowest period (1 ms): the run
+// says so, and which duration_ms would hold them from where its window began.
+TEST(RunLength, TooFewSlowBatchesSayWhichDurationHoldsThem) {
+  const Tick w = 1 * kTicksPerMs, ceiling = w + 15 * kTicksPerMs;
+  RunLength rl(w, ceiling, 0.01, kTicksPerMs);
+  const auto d = drive(rl, [](Tick a, Tick b) { return (b - a) / kTicksPerNs; });
+  ASSERT_FALSE(d.json["reached"].get<bool>());
+  EXPECT_EQ(d.begin, w);
+  // A batch is a whole number of observations, at least 1 ms: 14 fit in 15 ms.
+  const double batch = d.json["batch_ms"].get<double>();
+  EXPECT_GE(batch, 1.0);
+  EXPECT_LT(batch, 1.01);
+  EXPECT_EQ(d.json["batches"].get<int>(), 14);
+  EXPECT_NEAR(d.json["needs_duration_ms"].get<double>(), 20 * batch, 1e-9);
+  const auto why = d.json["not_reached"].get<std::string>();
+  EXPECT_NE(why.find("14 batches of 1.00 ms"), std::string::npos) << why;
+  EXPECT_NE(why.find("fewer than 20: duration_ms >= 20.10"), std::string::npos) << why;
 }
 
 TEST(RunLength, TooFewBatchesIsNotReached) {
@@ -249,6 +270,7 @@ TEST(RunLength, TooFewBatchesIsNotReached) {
   EXPECT_EQ(d.stop, ceiling);
   EXPECT_FALSE(d.json["reached"].get<bool>());
   EXPECT_EQ(d.json["batches"].get<int>(), 15);
+  EXPECT_DOUBLE_EQ(d.json["needs_duration_ms"].get<double>(), 0.02);
 }
 
 TEST(RunLength, PrecisionOffRunsTheFullWindow) {
@@ -260,6 +282,7 @@ TEST(RunLength, PrecisionOffRunsTheFullWindow) {
   EXPECT_FALSE(d.json["reached"].get<bool>());
   EXPECT_EQ(d.json["half_width_rel"].get<double>(), 0.0);  // still reported
   EXPECT_DOUBLE_EQ(d.json["simulated_ms"].get<double>(), 22.0);
+  EXPECT_EQ(d.json["not_reached"].get<std::string>().rfind("precision is 0", 0), 0);
 }
 
 // A throughput that ramps up for 3 ms: the window cannot begin at warmup_ms
@@ -352,6 +375,12 @@ TEST(RunLength, UnreachablePrecisionRunsToTheCeiling) {
   EXPECT_DOUBLE_EQ(rl["simulated_ms"].get<double>(), 1.5);
   EXPECT_NEAR(p["window_s"].get<double>(), 1e-3, 1e-12);
   EXPECT_GT(rl["half_width_rel"].get<double>(), 1e-7);
+  // The reason names the pooled test that failed, after every run's own ones passed.
+  const auto why = rl["not_reached"].get<std::string>();
+  EXPECT_TRUE(why.find("wider than") != std::string::npos ||
+              why.find("correlated") != std::string::npos)
+      << why;
+  EXPECT_TRUE(rl["needs_duration_ms"].is_null());
   expect_inside(p);
   EXPECT_EQ(run(doc).dump(), a.dump());
 }
@@ -381,6 +410,11 @@ TEST(RunLength, OversubscribedBatchesSpanASchedulerRotation) {
             2.0 * static_cast<double>(machine.time_slice) / kTicksPerMs);
   EXPECT_FALSE(rl["reached"].get<bool>());
   EXPECT_DOUBLE_EQ(rl["simulated_ms"].get<double>(), 1.5);
+  // The point says why: too few batches of a rotation, and the duration that holds 20.
+  const double batch = rl["runs"][0]["batch_ms"].get<double>();
+  const double began = rl["runs"][0]["warmup_ms"].get<double>();
+  EXPECT_NEAR(rl["needs_duration_ms"].get<double>(), began + 20 * batch - 0.5, 1e-9);
+  EXPECT_NE(rl["not_reached"].get<std::string>().find("fewer than 20"), std::string::npos);
 }
 
 // Three seeds at precision 0.1 %: each run stops at 0.173 %, the point's
@@ -496,6 +530,9 @@ TEST(RunLength, ReplicationIntervalIsStudentOnTheRuns) {
   const Json one = report::replication_run_length({5.0}, 0.01, false);
   EXPECT_TRUE(one["ci95_per_s"].is_null());
   EXPECT_FALSE(one["reached"].get<bool>());
+  EXPECT_NE(one["not_reached"].get<std::string>().find("repeats >= 2"), std::string::npos);
+  EXPECT_NE(wide["not_reached"].get<std::string>().find("more repeats"), std::string::npos);
+  EXPECT_TRUE(narrow["not_reached"].is_null());
   const Json exact = report::replication_run_length({5.0}, 0.01, true);
   EXPECT_EQ(exact["ci95_per_s"], Json::array({5.0, 5.0}));
   EXPECT_TRUE(exact["reached"].get<bool>());

@@ -239,6 +239,24 @@ def test_compare_marks_points_whose_measured_repeats_disagree():
     assert "unstable" in lines[3] and "unstable" not in lines[2]
 
 
+def test_compare_notes_predictions_that_missed_their_precision():
+    from semsim.compare import Comparison
+
+    missed = {"precision": 0.01, "reached": False, "not_reached": "too few batches"}
+    sim = _side("simulated", [
+        {"threads": 1, "ops_per_s": 100.0, "run_length": {"precision": 0.01, "reached": True,
+                                                           "not_reached": None}},
+        {"threads": 2, "ops_per_s": 100.0, "run_length": missed},
+        {"threads": 4, "ops_per_s": 100.0, "run_length": {**missed, "precision": 0}},  # none asked
+    ])
+    meas = _side("measured", [{"threads": t, "ops_per_s": 100.0} for t in (1, 2, 4)])
+    c = Comparison(sim, meas)
+    assert [r["predicted_not_reached"] for r in c.rows] == [None, "too few batches", None]
+    lines = c.table().splitlines()
+    assert lines[-1] == "2 threads: predicted precision not reached: too few batches"
+    assert len(lines) == 2 + 3 + 1
+
+
 def test_drift_between_compares_transfer_and_semop_with_the_calibration():
     from semsim.compare import HOST_DRIFT_LIMIT, Comparison, drift_between
 

@@ -125,3 +125,24 @@ def test_run_to_completion_has_its_seeds_interval(run_cli, tmp_path):
     # one seed: no interval, and the table says so
     one = semsim.simulate(_lockunlock_doc(1)).points[0]
     assert semsim.api.ops_interval(one) is None and one["run_length"]["ci95_per_s"] is None
+
+
+def test_run_says_why_a_point_missed_its_precision(run_cli, tmp_path):
+    """8 tasks on host-default's 2 CPUs: a batch spans a scheduler rotation, and a 5 ms
+    ceiling holds fewer than the 20 batches the interval needs; the point says so, with
+    the duration_ms that would hold them, and the reached point says nothing."""
+    proc = run_cli("run", DEFAULT_SCENARIO, "--set", "threads=[1,8]", "--set", "duration_ms=5",
+                   "--set", "warmup_ms=0.5", "--set", "repeats=1", "-o", tmp_path / "r.json")
+    assert proc.returncode == 0, proc.stderr
+    one, eight = json.loads((tmp_path / "r.json").read_text())["points"]
+    assert one["run_length"]["reached"] and one["run_length"]["not_reached"] is None
+    rl = eight["run_length"]
+    assert not rl["reached"]
+    assert "fewer than 20" in rl["not_reached"]
+    run = rl["runs"][0]
+    assert rl["needs_duration_ms"] == pytest.approx(run["warmup_ms"] + 20 * run["batch_ms"] - 0.5)
+    assert rl["needs_duration_ms"] > 5
+    assert f"8 threads: precision not reached: {rl['not_reached']}" in proc.stderr
+    assert "1 threads: precision not reached" not in proc.stderr
+    assert semsim.api.precision_note(eight) == rl["not_reached"]
+    assert semsim.api.precision_note(one) is None
