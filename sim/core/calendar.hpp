@@ -11,11 +11,18 @@
 // the strict order, and the run would differ. Such a task schedules nothing
 // else (core/simulation.cpp checks it), so the callbacks and wakes others
 // make keep their order either way. By id, not by a hash of (date, task)
-// that would let no task win every tie: measured, the hash moved seed 001's
-// xeon-24 global_lock (20 threads, 3 ms) from 370 k to 478 k ops/s, where
-// FIFO and id order agree (370 k, 371 k over three seeds): some mechanism
-// reads state at ties (the SMT passes are the suspect, see
-// validation/bench-speed.md), and the id order keeps FIFO's results.
+// that would let no task win every tie: the id order is the tasks' start
+// order, which the model's results depend on where tasks tie at the start.
+// Measured (validation/lock-rotation.md): a hash moves seed 001's xeon-24
+// global_lock (20 threads) from 372 k to 479 k ops/s, all of it from the ties
+// of the first 10 us (hashing only those gives 479 k, hashing only later ones
+// changes nothing), with or without SMT. The tasks' first arrivals at the
+// array lock tie; a saturated FIFO lock then keeps that order for the whole
+// run (a releaser re-queues behind every other task), and with thread t
+// pinned to CPU t on linux numbering the id order makes every hand-off cross
+// the socket (tests/cpp/test_lock_rotation.cpp). That is the benchmark's own
+// start order (threads created in order, started by one broadcast), and the
+// published 341 k agrees with it (the hashed start would be +40 %).
 //
 // A 4-ary min-heap of 16-byte nodes: each node is ONE 128-bit number,
 // (date << 64) | (class << 62) | (seq << 24) | (ref << 2) | kind, class 0 / 1
