@@ -1,4 +1,5 @@
-"""Uncertainty as data: a prediction over the ranges a machine file gives its assumptions.
+"""Uncertainty as data: a prediction over the ranges a machine file gives its assumptions,
+and over the scenario's start order.
 
 A machine file may give a parameter that is an assumption a ``range`` and a guessed
 topology ``alternatives`` (syntax: cpu_models/README.md, "Ranges and alternatives";
@@ -43,6 +44,26 @@ def _mode(mode: Any) -> bool:
     return mode == "corners"
 
 
+#: The scenario's own uncertain assumption, beside the machine's: the tasks' start
+#: order (scenario field ``start_order``), which a saturated FIFO lock keeps for the
+#: whole run (validation/lock-rotation.md). Its variant is the other order.
+START_ORDERS = ("spawn", "shuffled")
+START_ORDER_SOURCE = ("assumption (scenario): spawn starts every task at date 0 with ties "
+                      "by task id, the benchmark's thread order; shuffled breaks them at "
+                      "random from the seed (validation/lock-rotation.md)")
+
+
+def _start_order_parameter(scenario: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The start order as an uncertain parameter, and its variant (the other order)."""
+    nominal = scenario.get("start_order", "spawn")
+    other = next(o for o in START_ORDERS if o != nominal)
+    param = {"parameter": "start_order", "nominal": nominal, "alternatives": [other],
+             "unit": None, "source": START_ORDER_SOURCE}
+    variant = {"id": f"start_order={other}", "parameter": "start_order", "setting": other,
+               "value": other}
+    return param, variant
+
+
 def _rates(doc: Mapping[str, Any]) -> list[float]:
     return [float(p.get("ops_per_s", 0.0)) for p in doc.get("points", [])]
 
@@ -67,6 +88,7 @@ def uncertainty_section(result: api.Result, corners: bool = False, workers: int 
     info = machine_uncertainty(str(scenario.get("machine")), corners)
     nominal_rates = _rates(result.doc)
     nominal_value = {p["parameter"]: p["nominal"] for p in info["parameters"]}
+    parameters = list(info["parameters"])
     variants: list[dict[str, Any]] = []
     to_run: list[tuple[int, dict[str, Any]]] = []
     with tempfile.TemporaryDirectory(prefix="semsim-uncertainty-") as tmp:
@@ -84,6 +106,13 @@ def uncertainty_section(result: api.Result, corners: bool = False, workers: int 
                 doc = dict(scenario)
                 doc["machine"] = str(path)
                 to_run.append((k, doc))
+        order_param, order_variant = _start_order_parameter(scenario)
+        if any(int(p.get("threads", 1)) > 1 for p in result.points):  # one task has no order
+            order_variant.update(model_hash=info["model_hash"], simulated=True,
+                                 ops_per_s=list(nominal_rates))
+            variants.append(order_variant)
+            to_run.append((len(variants) - 1, dict(scenario, start_order=order_variant["setting"])))
+            parameters.append(order_param)
         docs = run_scenarios([d for _, d in to_run], max_workers=workers, progress=progress,
                              kind="uncertainty variant")
     for (k, _), doc in zip(to_run, docs):
@@ -94,13 +123,13 @@ def uncertainty_section(result: api.Result, corners: bool = False, workers: int 
         all_rates = [(nominal, "nominal")] + [(v["ops_per_s"][i], v["id"]) for v in variants]
         lo = min(all_rates, key=lambda x: x[0])
         hi = max(all_rates, key=lambda x: x[0])
-        bars = [_tornado(param, variants, nominal, i) for param in info["parameters"]]
+        bars = [_tornado(param, variants, nominal, i) for param in parameters]
         bars.sort(key=lambda b: (-b["swing_rel"], b["parameter"]))
         points.append({"threads": p.get("threads"), "kernel": p.get("kernel"), "ops_per_s": nominal,
                        "low": lo[0], "high": hi[0], "low_variant": lo[1], "high_variant": hi[1],
                        "tornado": bars})
     return {"machine": info["machine"], "model_hash": info["model_hash"], "corners": corners,
-            "parameters": info["parameters"], "variants": variants, "points": points}
+            "parameters": parameters, "variants": variants, "points": points}
 
 
 def with_uncertainty(result: api.Result, mode: Any = True, workers: int | None = None,
@@ -127,6 +156,10 @@ def simulate_uncertainty(scenario: api.ScenarioLike, *, mode: Any = True, sets: 
       variant, the variants that gave them, and ``tornado``: per parameter the
       prediction at each setting, ``min``, ``max`` and ``swing_rel`` ((max - min) /
       nominal), widest first.
+
+    The scenario's own assumption comes last: its ``start_order`` (a ``parameters`` entry
+    with ``alternatives``, and a variant run in the other order), unless every point has
+    one thread.
 
     ``mode``: ``"each"`` (or True) one parameter at a time; ``"corners"`` also every
     range at its low end and every one at its high end. A machine with no range gives

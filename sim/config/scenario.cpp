@@ -26,9 +26,9 @@ namespace {
 
 constexpr int kMaxThreads = 4096;
 
-const std::vector<std::string> kScenarioFields = {"name",    "machine",     "kernel",    "workload",
-                                                  "threads", "duration_ms", "warmup_ms", "seed",
-                                                  "repeats", "description", "precision"};
+const std::vector<std::string> kScenarioFields = {
+    "name",      "machine", "kernel",  "workload",    "threads",   "duration_ms",
+    "warmup_ms", "seed",    "repeats", "description", "precision", "start_order"};
 
 constexpr int kMaxSops = ipc::kSemopmDefault;  // sops per call a scenario may ask for
 
@@ -399,6 +399,16 @@ Scenario parse_scenario(const Json& doc) {
                        "run the full duration; got {}",
                        p.dump()));
     s.precision = p.get<double>();
+  }
+  if (doc.contains("start_order")) {
+    const Json& o = doc["start_order"];
+    const std::string v = o.is_string() ? o.get<std::string>() : std::string();
+    if (v == "spawn")
+      s.start_order = StartOrder::Spawn;
+    else if (v == "shuffled")
+      s.start_order = StartOrder::Shuffled;
+    else
+      fail("start_order", fmt::format("must be \"spawn\" or \"shuffled\"; got {}", o.dump()));
   }
   if (s.duration_ms + s.warmup_ms > 3.6e6)
     fail("duration_ms", "warmup_ms + duration_ms must be at most one hour");

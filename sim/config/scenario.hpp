@@ -15,6 +15,15 @@
 
 namespace semsim {
 
+// The order in which the tasks first reach what they share. A saturated FIFO
+// lock keeps the order of its first waiters for the whole run, so where tasks
+// start together their tie decides it (validation/lock-rotation.md):
+//   Spawn:    every task starts at date 0; ties go by task id (core/calendar.hpp),
+//             the benchmark's own thread order;
+//   Shuffled: task i starts pi(i) ticks (ps) late, pi a permutation drawn from
+//             the run's seed: the same start with the ties broken at random.
+enum class StartOrder { Spawn, Shuffled };
+
 struct Scenario {
   std::string name;
   std::string machine;        // preset name (cpu_models/<name>.json) or a path to a machine file
@@ -29,8 +38,9 @@ struct Scenario {
   // (report/run_length.hpp).
   double precision = 0.01;
   std::uint64_t seed = 1;
-  int repeats = 1;  // seeds (simulator) or runs (native) per point
-  Json raw;         // the scenario after overrides, echoed into results
+  int repeats = 1;                             // seeds (simulator) or runs (native) per point
+  StartOrder start_order = StartOrder::Spawn;  // simulator only
+  Json raw;                                    // the scenario after overrides, echoed into results
 };
 
 // Applies one "--set a.b.c=VALUE" override in place. VALUE is parsed as JSON; text that is

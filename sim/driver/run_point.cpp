@@ -6,8 +6,10 @@
 #include <deque>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "core/errors.hpp"
+#include "core/rng.hpp"
 #include "core/simulation.hpp"
 #include "ipc/sem_kernel.hpp"
 #include "machine/scheduler.hpp"
@@ -49,6 +51,21 @@ void attach_trace(report::TraceRecorder& trace, std::deque<machine::Task>& tasks
 // Measured on the default scenario (host-default, 4 threads on 2 CPUs): 0.2 ms
 // windows without it reported 11.02 M ops/s +-0.56 % against 10.77 M +-0.37 %
 // over 200 ms.
+// Each task's start date: 0 (Spawn), or a permutation of 0 .. workers-1 ticks
+// (Shuffled) over the workload's tasks; a parent that starts and ends the run
+// (sem-lockunlock) starts at 0 either way.
+std::vector<Tick> start_dates(StartOrder order, const workloads::Workload& w, int threads,
+                              int ntasks, std::uint64_t seed) {
+  std::vector<Tick> at(static_cast<std::size_t>(ntasks), 0);
+  if (order == StartOrder::Spawn) return at;
+  const int workers = std::min(ntasks, threads + w.extra_tasks());
+  for (int i = 0; i < workers; ++i) at[static_cast<std::size_t>(i)] = i;
+  Rng rng = Rng::derive(seed, 0x57A27);  // Fisher-Yates over the workers
+  for (int i = workers - 1; i > 0; --i)
+    std::swap(at[static_cast<std::size_t>(i)], at[rng.below(static_cast<std::uint64_t>(i) + 1)]);
+  return at;
+}
+
 Tick slowest_period(const config::MachineParams& m, int ntasks) {
   const int cpus = std::max(1, m.cpus);
   Tick period = 0;
@@ -133,6 +150,7 @@ Json run_once(const Scenario& scenario, const config::MachineParams& machine,
 
   std::deque<machine::Task> tasks;  // stable addresses
   const std::vector<int> processes = w.task_processes(ntasks);
+  const std::vector<Tick> start_at = start_dates(scenario.start_order, w, threads, ntasks, seed);
   for (int i = 0; i < ntasks; ++i) {
     auto& task = tasks.emplace_back();
     task.id = i;
@@ -141,7 +159,11 @@ Json run_once(const Scenario& scenario, const config::MachineParams& machine,
     task.pinned = pinned_cpu >= 0;
     task.cpu = task.home_cpu = pinned_cpu >= 0 ? pinned_cpu % topo.cpus() : i % topo.cpus();
     auto body = workloads::make_task_body(ctx, i);
-    task.actor = &sim.spawn(fmt::format("task{}", i), [&task, body](core::Actor&) { body(task); });
+    const Tick start = start_at[static_cast<std::size_t>(i)];
+    task.actor = &sim.spawn(fmt::format("task{}", i), [&task, body, start](core::Actor&) {
+      task.idle_until(start);  // a shuffled start (Scenario::start_order), else 0
+      body(task);
+    });
   }
   if (trace != nullptr) attach_trace(*trace, tasks, arrays);
   // Initial values (custom), set before anyone runs.

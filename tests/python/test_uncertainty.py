@@ -136,10 +136,13 @@ def test_a_range_end_moves_the_case_that_depends_on_it_and_not_the_other(result)
     hop = _bar(two, "latency_ns.one_hop")["ops_per_s"]
     assert hop["high"] < two["ops_per_s"] < hop["low"]
     assert two["low"] <= min(hop.values()) and two["high"] >= max(hop.values())
-    # Variants: each has a model hash of its own and a rate per point.
+    # Variants: each machine variant has a model hash of its own and a rate per point;
+    # the start order's runs the nominal model, last.
     ids = [v["id"] for v in section["variants"]]
     assert "latency_ns.one_hop=high" in ids and any(i.startswith("topology=") for i in ids)
-    assert len({v["model_hash"] for v in section["variants"]}) == len(ids)
+    assert ids[-1] == "start_order=shuffled"
+    assert section["variants"][-1]["model_hash"] == section["model_hash"]
+    assert len({v["model_hash"] for v in section["variants"][:-1]}) == len(ids) - 1
     # full_fence's low end is its value: the nominal model, not simulated again.
     fence_low = next(v for v in section["variants"] if v["id"] == "costs_ns.full_fence=low")
     assert fence_low["simulated"] is False and fence_low["ops_per_s"] == [one["ops_per_s"], two["ops_per_s"]]
@@ -166,6 +169,50 @@ def test_corners_add_all_low_and_all_high(small_machine):
         semsim.simulate_uncertainty(TINY, mode="sideways")
 
 
+def test_the_start_order_is_an_uncertain_assumption_of_the_scenario():
+    """A lock held all the time by ten threads on xeon-24 keeps its first waiters' order:
+    the start order moves the prediction by tens of percent; the variant runs the other
+    order, and a one-thread point (no order to take) does not move."""
+    scenario = dict(TINY, machine="laptop-4", threads=[1, 4], duration_ms=0.3)
+    section = semsim.simulate_uncertainty(scenario).doc["uncertainty"]
+    assert [p["parameter"] for p in section["parameters"]] == ["start_order"]
+    order = section["parameters"][0]
+    assert order["nominal"] == "spawn" and order["alternatives"] == ["shuffled"]
+    (variant,) = section["variants"]
+    assert variant["id"] == "start_order=shuffled" and variant["simulated"]
+    one, four = section["points"]
+    assert _bar(one, "start_order")["swing_rel"] == 0
+    plain = semsim.simulate(dict(scenario, start_order="shuffled"))
+    assert _bar(four, "start_order")["ops_per_s"] == {"shuffled": plain.points[1]["ops_per_s"]}
+    # Explicitly shuffled: the variant is the spawn order.
+    section = semsim.simulate_uncertainty(dict(scenario, start_order="shuffled",
+                                               threads=[4])).doc["uncertainty"]
+    assert section["variants"][0]["id"] == "start_order=spawn"
+
+
+def test_a_saturated_fifo_lock_keeps_its_start_order():
+    """xeon-24, 3.9's global lock, 10 threads on CPUs 0-9 (sockets alternating): in spawn
+    order every hand-off crosses the socket; shuffled starts let some stay on one."""
+    doc = dict(TINY, threads=[10], duration_ms=1, precision=0)
+    doc["workload"] = dict(TINY["workload"], semaphores=10)
+    spawn = semsim.simulate(doc).points[0]
+    shuffled = semsim.simulate(dict(doc, start_order="shuffled")).points[0]
+
+    def lock_line(p):
+        return next(line for line in p["hot_lines"] if "sem_perm.lock" in line["line"])
+
+    assert set(lock_line(spawn)["transfers"]) == {"one_hop"}
+    assert lock_line(shuffled)["transfers"].get("same_die", 0) > 0
+    assert shuffled["ops_per_s"] > 1.05 * spawn["ops_per_s"]
+    # spawn is the default: naming it changes no figure.
+    assert semsim.simulate(dict(doc, start_order="spawn")).points[0]["ops_per_s"] == spawn["ops_per_s"]
+
+
+def test_a_bad_start_order_names_the_field():
+    with pytest.raises(semsim.InputError, match=r'start_order: must be "spawn" or "shuffled"; got "random"'):
+        semsim.load_scenario(dict(TINY, start_order="random"))
+
+
 def test_a_machine_without_ranges_gives_empty_lists():
     out = semsim.simulate_uncertainty(dict(TINY, machine="laptop-4", threads=[1]))
     section = out.doc["uncertainty"]
@@ -181,7 +228,8 @@ def test_run_uncertainty_writes_the_section_and_the_table(tmp_path, run_cli, sma
     assert proc.returncode == 0, proc.stderr
     doc = json.loads((tmp_path / "out.json").read_text())
     assert doc["uncertainty"]["points"][0]["tornado"]
-    assert "uncertainty of xeon-24: 3 uncertain parameters, 5 variants simulated" in proc.stderr
+    # Its three ranged assumptions, and the scenario's start order.
+    assert "uncertainty of xeon-24: 4 uncertain parameters, 6 variants simulated" in proc.stderr
     assert "low..high" in proc.stderr and "latency_ns.one_hop" in proc.stderr
 
 
