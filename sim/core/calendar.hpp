@@ -22,7 +22,9 @@
 // pinned to CPU t on linux numbering the id order makes every hand-off cross
 // the socket (tests/cpp/test_lock_rotation.cpp). That is the benchmark's own
 // start order (threads created in order, started by one broadcast), and the
-// published 341 k agrees with it (the hashed start would be +40 %).
+// published 341 k agrees with it (the hashed start would be +40 %); a real
+// machine's interrupts would mix the rotation over time, which the presets
+// (no os_noise) do not model: Scenario::start_order shows the other order.
 //
 // A 4-ary min-heap of 16-byte nodes: each node is ONE 128-bit number,
 // (date << 64) | (class << 62) | (seq << 24) | (ref << 2) | kind, class 0 / 1
