@@ -278,8 +278,10 @@ def test_reproduce_rows_carry_the_range(tmp_path, monkeypatch, small_machine):
     assert ratio.within == (ratio.low <= 1.20 <= ratio.high)
     assert ratio.widest.startswith(f"{small_machine}: ")
     assert shape.low is None and shape.within is None  # nothing numeric to range over
-    assert len(ranged.variants) == 5  # one_hop and semop_kernel_path low and high, one topology
-    assert all(v.startswith(f"{small_machine}: ") for v in ranged.variants)
+    # one_hop and semop_kernel_path low and high, one topology; then the start order
+    assert len(ranged.variants) == 6
+    assert all(v.startswith(f"{small_machine}: ") for v in ranged.variants[:5])
+    assert ranged.variants[5] == "start_order=shuffled"
     path = rp.write_report([ranged], tmp_path, settings)
     text = path.read_text()
     assert "| check | published | predicted | range | in range | widest | result |" in text
@@ -288,6 +290,31 @@ def test_reproduce_rows_carry_the_range(tmp_path, monkeypatch, small_machine):
     assert (tmp_path / "reproduce-tiny.png").stat().st_size > 0
     # Without --uncertainty the report keeps its columns.
     assert "| check | published | predicted | result |" in rp.write_report([plain], tmp_path, settings).read_text()
+
+
+def test_reproduce_rows_range_over_the_start_order(monkeypatch):
+    """xeon-24's global lock held by ten threads keeps its first waiters' order: the
+    start-order variant widens the check's range (laptop-4 has no ranged assumption, so
+    it is the only variant)."""
+    def scenarios(s: rp.Settings) -> list[dict]:
+        w = {"type": "semop-multi", "semaphores": 10, "pattern": "stride"}
+        return [rp._doc("xeon-24", "global_lock", w, 10, s), rp._doc("laptop-4", "global_lock", w, 1, s)]
+
+    def evaluate(results: list[dict]) -> tuple[list[rp.Check], list[str]]:
+        rate = rp._rate(results[0])
+        return [rp.Check("vanilla at N=10", "610,652", f"{rate:.0f}", True)], ["| row |"]
+
+    monkeypatch.setattr(rp, "TARGETS", [rp.Target("order", "order", scenarios, evaluate)])
+    monkeypatch.setattr(uncertainty, "machine_uncertainty",
+                        lambda machine, corners=False: {"machine": machine, "model_hash": "-",
+                                                        "parameters": [], "variants": []})
+    settings = rp.Settings(duration_ms=1, warmup_ms=0.5, seeds=1)
+    ranged = rp.reproduce(settings, workers=2, uncertainty=True)[0]
+    assert not ranged.error, ranged.error
+    assert ranged.variants == ["start_order=shuffled"]  # the one-thread scenario is not re-run
+    (check,) = ranged.checks
+    assert check.widest == "start_order=shuffled"
+    assert check.high > 1.05 * float(check.predicted) and check.low == float(check.predicted)
 
 
 def test_tornado_plot(result, tmp_path):
