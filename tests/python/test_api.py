@@ -242,7 +242,7 @@ def test_compare_marks_points_whose_measured_repeats_disagree():
 def test_compare_notes_predictions_that_missed_their_precision():
     from semsim.compare import Comparison
 
-    missed = {"precision": 0.01, "reached": False, "not_reached": "too few batches"}
+    missed = {"applicable": True, "precision": 0.01, "reached": False, "not_reached": "too few batches"}
     sim = _side("simulated", [
         {"threads": 1, "ops_per_s": 100.0, "run_length": {"precision": 0.01, "reached": True,
                                                            "not_reached": None}},

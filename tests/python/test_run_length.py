@@ -146,3 +146,15 @@ def test_run_says_why_a_point_missed_its_precision(run_cli, tmp_path):
     assert "1 threads: precision not reached" not in proc.stderr
     assert semsim.api.precision_note(eight) == rl["not_reached"]
     assert semsim.api.precision_note(one) is None
+
+
+def test_one_run_to_completion_gets_no_precision_note(run_cli, tmp_path):
+    """A run-to-completion workload ignores the precision: one run has no interval and
+    the table says nothing of it; with two replications a wide interval is noted."""
+    lockunlock = {"type": "sem-lockunlock", "semaphores": 1, "loops": 400}
+    one = semsim.simulate(DEFAULT_SCENARIO, threads=[2], workload=lockunlock, repeats=1)
+    rl = one.points[0]["run_length"]
+    assert not rl["reached"] and "repeats >= 2" in rl["not_reached"]
+    assert semsim.api.precision_note(one.points[0]) is None
+    wide = dict(rl, applicable=False, pooled_runs=2, not_reached="too wide")
+    assert semsim.api.precision_note({"run_length": wide}) == "too wide"
