@@ -64,6 +64,12 @@ def _start_order_parameter(scenario: Mapping[str, Any]) -> tuple[dict[str, Any],
     return param, variant
 
 
+def _tasks_at_most(doc: Mapping[str, Any]) -> int:
+    """The largest thread count of a scenario document."""
+    threads = doc.get("threads", 1)
+    return max(int(t) for t in threads) if isinstance(threads, list) else int(threads)
+
+
 def _rates(doc: Mapping[str, Any]) -> list[float]:
     return [float(p.get("ops_per_s", 0.0)) for p in doc.get("points", [])]
 
@@ -107,7 +113,7 @@ def uncertainty_section(result: api.Result, corners: bool = False, workers: int 
                 doc["machine"] = str(path)
                 to_run.append((k, doc))
         order_param, order_variant = _start_order_parameter(scenario)
-        if any(int(p.get("threads", 1)) > 1 for p in result.points):  # one task has no order
+        if _tasks_at_most(scenario) > 1:  # one task has no order
             order_variant.update(model_hash=info["model_hash"], simulated=True,
                                  ops_per_s=list(nominal_rates))
             variants.append(order_variant)
@@ -208,12 +214,6 @@ def _check_number(text: str) -> float | None:
     return _number(text)
 
 
-def _tasks_at_most(doc: Mapping[str, Any]) -> int:
-    """The largest thread count of a scenario document."""
-    threads = doc.get("threads", 1)
-    return max(int(t) for t in threads) if isinstance(threads, list) else int(threads)
-
-
 def reproduce_ranges(target: Any, scenarios: list[dict[str, Any]], results: list[dict[str, Any]],
                      checks: list[Any], workers: int | None = None,
                      progress: Callable[[int, int], Any] | None = None) -> list[str]:
@@ -251,10 +251,9 @@ def reproduce_ranges(target: Any, scenarios: list[dict[str, Any]], results: list
         # other order (START_ORDERS), as one more variant.
         many = [i for i, doc in enumerate(scenarios) if _tasks_at_most(doc) > 1]
         if many:
-            nominal_order = scenarios[many[0]].get("start_order", "spawn")
-            other = next(o for o in START_ORDERS if o != nominal_order)
-            jobs.append((f"start_order={other}", many,
-                         [dict(scenarios[i], start_order=other) for i in many]))
+            _, order = _start_order_parameter(scenarios[many[0]])
+            jobs.append((order["id"], many,
+                         [dict(scenarios[i], start_order=order["setting"]) for i in many]))
         # One pool for every variant's scenarios.
         flat = [doc for _, _, docs in jobs for doc in docs]
         outs = run_all(flat, workers, progress)

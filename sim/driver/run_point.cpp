@@ -45,12 +45,6 @@ void attach_trace(report::TraceRecorder& trace, std::deque<machine::Task>& tasks
   }
 }
 
-// The slowest periodic variation the model has, which a batch of the adaptive
-// run length must span: a scheduler rotation (every task's slice) when tasks
-// outnumber CPUs, and the mean gap between one CPU's OS-noise interruptions.
-// Measured on the default scenario (host-default, 4 threads on 2 CPUs): 0.2 ms
-// windows without it reported 11.02 M ops/s +-0.56 % against 10.77 M +-0.37 %
-// over 200 ms.
 // Each task's start date: 0 (Spawn), or a permutation of 0 .. workers-1 ticks
 // (Shuffled) over the workload's tasks; a parent that starts and ends the run
 // (sem-lockunlock) starts at 0 either way.
@@ -66,6 +60,12 @@ std::vector<Tick> start_dates(StartOrder order, const workloads::Workload& w, in
   return at;
 }
 
+// The slowest periodic variation the model has, which a batch of the adaptive
+// run length must span: a scheduler rotation (every task's slice) when tasks
+// outnumber CPUs, and the mean gap between one CPU's OS-noise interruptions.
+// Measured on the default scenario (host-default, 4 threads on 2 CPUs): 0.2 ms
+// windows without it reported 11.02 M ops/s +-0.56 % against 10.77 M +-0.37 %
+// over 200 ms.
 Tick slowest_period(const config::MachineParams& m, int ntasks) {
   const int cpus = std::max(1, m.cpus);
   Tick period = 0;

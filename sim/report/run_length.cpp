@@ -372,13 +372,10 @@ void pooled_not_reached(Json& j, const std::vector<Json>& runs, const PooledCi& 
   j["not_reached"] = nullptr;
   j["needs_duration_ms"] = nullptr;
   if (j["reached"].get<bool>()) return;
-  if (runs.size() == 1) {
+  // One run, or no precision asked (every run says so): the first run's own reason.
+  if (runs.size() == 1 || precision <= 0) {
     j["not_reached"] = runs.front()["not_reached"];
     j["needs_duration_ms"] = runs.front()["needs_duration_ms"];
-    return;
-  }
-  if (precision <= 0) {
-    j["not_reached"] = "precision is 0: the whole window was simulated, no precision asked";
     return;
   }
   double needs = -1;
