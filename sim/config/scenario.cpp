@@ -208,9 +208,11 @@ WorkloadSpec parse_workload(const Json& w) {
                : pin == "spread"      ? Pinning::Spread
                : pin == "cores-first" ? Pinning::CoresFirst
                                       : Pinning::Unpinned;
-    if (spec.pin != Pinning::Pinned && spec.pin != Pinning::Unpinned && spec.type != "lock-stress")
-      fail("workload.pin", "compact, spread and cores-first are lock-stress placements; " +
-                               spec.type + " allows pinned or unpinned");
+    if (spec.pin != Pinning::Pinned && spec.pin != Pinning::Unpinned &&
+        spec.type != "lock-stress" && spec.type != "locktorture")
+      fail("workload.pin",
+           "compact, spread and cores-first are lock-stress and locktorture placements; " +
+               spec.type + " allows pinned or unpinned");
   }
   return spec;
 }

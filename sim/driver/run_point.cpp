@@ -146,6 +146,12 @@ Json run_once(const Scenario& scenario, const config::MachineParams& machine,
                             std::vector<std::uint64_t>(static_cast<std::size_t>(ntasks), 0),
                             std::vector<char>(static_cast<std::size_t>(ntasks), 0),
                             0,
+                            {},
+                            {},
+                            policy.spinlock == ipc::SpinlockKind::Ticket
+                                ? machine::LockKind::Ticket
+                                : machine::LockKind::Queued,
+                            {},
                             {}};
 
   std::deque<machine::Task> tasks;  // stable addresses
@@ -172,6 +178,9 @@ Json run_once(const Scenario& scenario, const config::MachineParams& machine,
 
   report::WindowStats stats(topo, arrays[0]->array(), tasks, &ctx.rounds);
   stats.set_scheduler(&sched);
+  stats.set_kthread(w.kthread());
+  for (const auto& [name, lock] : ctx.kernel_locks) stats.add_workload_lock({name, lock});
+  for (auto* line : ctx.kernel_lines) stats.add_workload_line(line);
   std::optional<report::RunLength> run_length;  // windowed workloads only
   // A windowed run ends at warm-up + duration. A run a parent ends ignores
   // both and is bounded only by a safety cap; one that ends with its tasks

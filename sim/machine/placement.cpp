@@ -53,6 +53,14 @@ std::vector<int> placement_order(const Topology& topo, Placement p) {
   std::sort(order.begin(), order.end(), [&](int a, int b) { return key(a) < key(b); });
   if (p == Placement::Compact) return order;
   if (p == Placement::CoresFirst) return cores_first(topo, order);
+  // Fork-balanced: each socket's CPUs by hardware thread first (every core's
+  // first thread, then every core's second), then dealt out as spread is.
+  if (p == Placement::ForkBalanced)
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+      const auto& x = topo.coords(a);
+      const auto& y = topo.coords(b);
+      return std::make_tuple(x.socket, x.smt) < std::make_tuple(y.socket, y.smt);
+    });
   // Spread: deal the compact order of each socket out round-robin over the sockets.
   std::vector<std::vector<int>> per_socket;
   for (int c : order) {

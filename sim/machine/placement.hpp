@@ -1,4 +1,4 @@
-// Where thread i of a lock-stress run goes:
+// Where thread i of a lock-stress or locktorture run goes:
 //   compact: the i-th CPU in topology order -- SMT siblings of a core, then
 //     the cores of the die, then the dies of the socket, then the sockets;
 //   spread: one per socket in turn (thread i on socket i mod sockets), each
@@ -14,7 +14,14 @@
 //     why). mctop starts at the socket with the most memory bandwidth and
 //     orders the others by bandwidth to it when the .mct has bandwidths; here
 //     the first socket and the latency order stand for both (the machine file
-//     has no bandwidths).
+//     has no bandwidths);
+//   fork-balanced: where Linux puts new tasks on an idle machine, the
+//     unpinned start of locktorture's kthreads: one per socket in turn
+//     (wake_up_new_task() balances a fork across the NUMA nodes,
+//     find_idlest_group(): the group with the most idle CPUs), within a socket
+//     one hardware thread of every core before any second one
+//     (select_idle_core() prefers a wholly idle core), cores in compact order.
+//     An assumption about the scheduler of the measured kernels, not a probe.
 #pragma once
 
 #include <string>
@@ -24,7 +31,7 @@
 
 namespace semsim::machine {
 
-enum class Placement { Compact, Spread, CoresFirst };
+enum class Placement { Compact, Spread, CoresFirst, ForkBalanced };
 
 // The CPUs of the machine in placement order (all of them; thread i takes
 // element i mod cpus).

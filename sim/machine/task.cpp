@@ -56,6 +56,10 @@ const char* func_name(Func f) {
       return "avc_has_perm_flags";
     case Func::AuditSyscallExit:
       return "__audit_syscall_exit";
+    case Func::LockTortureWriter:
+      return "lock_torture_writer";
+    case Func::DelayTsc:
+      return "delay_tsc";
     case Func::Count:
       break;
   }

@@ -98,6 +98,9 @@ enum class Func : std::uint8_t {
   IpcHasPerm,        // ipc_has_perm: SELinux's check of the array (its security field)
   AvcHasPerm,        // avc_has_perm_flags: the access vector cache lookup
   AuditSyscallExit,  // __audit_syscall_exit: the audit hook on the syscall's return
+  // A kernel thread's own code (workloads/locktorture_def.hpp):
+  LockTortureWriter,  // lock_torture_writer and what it inlines (the delay's draws)
+  DelayTsc,           // delay_tsc: udelay() / mdelay(), a TSC busy-wait
   Count
 };
 constexpr int kFuncCount = static_cast<int>(Func::Count);

@@ -34,6 +34,7 @@ using workloads::Workload;
 // What this host can serve: SEMMSL/SEMMNS/SEMOPM/SEMMNI and the CPUs the runner may use.
 void validate_host(const Scenario& s, const Workload& w, const std::vector<int>& cpus) {
   const std::string& type = s.workload.type;
+  if (const std::string refusal = w.native_refusal(); !refusal.empty()) throw InputError(refusal);
   const SemLimits lim = sem_limits();
   const int ncpus = static_cast<int>(cpus.size());
   const std::string sem_file = " (/proc/sys/kernel/sem: SEMMSL SEMMNS SEMOPM SEMMNI)";

@@ -53,7 +53,20 @@ std::string kernel_symbol(Func f, const ipc::KernelPolicy& p) {
   }
 }
 
-std::string kernel_stack(Func f, const ipc::KernelPolicy& p) {
+std::string kernel_stack(Func f, const ipc::KernelPolicy& p, const std::string& kthread) {
+  if (!kthread.empty()) {
+    const std::string base = "kthread;" + kthread;
+    switch (f) {
+      case Func::Interrupt:
+        return "[irq]";
+      case Func::LockTortureWriter:
+        return base;
+      case Func::DelayTsc:
+        return base + ";torture_spin_lock_write_delay;delay_tsc";
+      default:
+        return base + ";" + kernel_symbol(f, p);
+    }
+  }
   const std::string entry = syscall_entry_symbol(p);
   const std::string sys = entry + ";" + syscall_body_symbol(p);
   const std::string sym = kernel_symbol(f, p);

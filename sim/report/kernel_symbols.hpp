@@ -30,7 +30,10 @@ std::string syscall_entry_symbol(const ipc::KernelPolicy& p);
 std::string syscall_body_symbol(const ipc::KernelPolicy& p);
 // The row perf shows f's time under, for kernel p.
 std::string kernel_symbol(machine::Func f, const ipc::KernelPolicy& p);
-// f's call chain, outermost first, ';'-separated (the row's symbol last).
-std::string kernel_stack(machine::Func f, const ipc::KernelPolicy& p);
+// f's call chain, outermost first, ';'-separated (the row's symbol last). With
+// `kthread` (a kernel thread's function, e.g. "lock_torture_writer"), the tasks
+// are that kernel thread: its lock and delay rows are under it, not a syscall.
+std::string kernel_stack(machine::Func f, const ipc::KernelPolicy& p,
+                         const std::string& kthread = "");
 
 }  // namespace semsim::report

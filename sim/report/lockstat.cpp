@@ -47,7 +47,8 @@ void add(Json& rows, Json r) {
 }  // namespace
 
 Json lockstat_table(const ipc::SemArray& sma, const machine::Scheduler* sched,
-                    const std::vector<machine::LineStats>& rq_at_start) {
+                    const std::vector<machine::LineStats>& rq_at_start,
+                    const std::vector<NamedLock>& workload_locks) {
   Json rows = Json::array();
   add(rows, row("sma->sem_perm.lock", "spinlock", sma.array_lock->stats()));
   if (sma.rwlock) {
@@ -59,6 +60,7 @@ Json lockstat_table(const ipc::SemArray& sma, const machine::Scheduler* sched,
     for (const auto& l : sma.sem_locks) merge(all, l->stats());
     add(rows, row("sem->lock", "spinlock", all));
   }
+  for (const auto& l : workload_locks) add(rows, row(l.name, "spinlock", l.lock->stats()));
   if (sched != nullptr && rq_at_start.size() == static_cast<std::size_t>(sched->cpus())) {
     // One atomic on the line per schedule() or wake-up: the acquisitions; the
     // line's misses are its bounces; the time requests queued behind earlier

@@ -36,6 +36,8 @@ void WindowStats::begin(Tick now) {
   sma_.array_lock->reset_stats();
   if (sma_.rwlock) sma_.rwlock->reset_stats();
   for (auto& l : sma_.sem_locks) l->reset_stats();
+  for (auto& l : workload_locks_) l.lock->reset_stats();
+  for (auto* line : workload_lines_) line->reset_stats();
   rq_at_start_.clear();
   if (sched_ != nullptr)
     for (int c = 0; c < sched_->cpus(); ++c) rq_at_start_.push_back(sched_->cpu(c).rq_lock.stats());
@@ -131,7 +133,7 @@ Json WindowStats::to_json() const {
     auto it =
         std::find_if(rows.begin(), rows.end(), [&](const Row& r) { return r.symbol == symbol; });
     if (it == rows.end())
-      rows.push_back({symbol, kernel_stack(func, sma_.policy), t});
+      rows.push_back({symbol, kernel_stack(func, sma_.policy, kthread_), t});
     else
       it->t += t;
   }
@@ -160,11 +162,13 @@ Json WindowStats::to_json() const {
     }
     locks.push_back(lock_json("sem->lock (all semaphores)", sum));
   }
+  for (const auto& l : workload_locks_) locks.push_back(lock_json(l.name, l.lock->stats()));
   point["locks"] = locks;
-  point["lockstat"] = lockstat_table(sma_, sched_, rq_at_start_);
+  point["lockstat"] = lockstat_table(sma_, sched_, rq_at_start_, workload_locks_);
 
   // The hottest cache lines by misses, with transfers by distance class.
   auto lines = sma_.lines();
+  lines.insert(lines.end(), workload_lines_.begin(), workload_lines_.end());
   std::stable_sort(lines.begin(), lines.end(),
                    [](const machine::CacheLine* a, const machine::CacheLine* b) {
                      return a->stats().misses() > b->stats().misses();

@@ -5,12 +5,14 @@
 
 #include <array>
 #include <deque>
+#include <string>
 #include <vector>
 
 #include "core/json.hpp"
 #include "ipc/sem_array.hpp"
 #include "machine/scheduler.hpp"
 #include "machine/task.hpp"
+#include "report/lockstat.hpp"
 
 namespace semsim::report {
 
@@ -32,6 +34,13 @@ class WindowStats {
   void set_completed(bool c) { completed_ = c; }
   // The scheduler whose per-CPU rq->lock lines the lock table reports (none: no rq->lock row).
   void set_scheduler(const machine::Scheduler* sched) { sched_ = sched; }
+  // The tasks are kernel threads running `function` (locktorture's writers): the
+  // profile's stacks start there, not at a syscall.
+  void set_kthread(std::string function) { kthread_ = std::move(function); }
+  // A workload's own kernel locks and lines (outside the semaphore arrays):
+  // reset with the array's at the window's start, reported beside them.
+  void add_workload_lock(NamedLock lock) { workload_locks_.push_back(std::move(lock)); }
+  void add_workload_line(machine::CacheLine* line) { workload_lines_.push_back(line); }
   Json to_json() const;
 
  private:
@@ -52,6 +61,9 @@ class WindowStats {
   std::vector<TaskSnap> at_start_, at_end_;
   std::vector<machine::LockStats> locks_at_end_;
   const machine::Scheduler* sched_ = nullptr;
+  std::string kthread_;  // set_kthread()
+  std::vector<NamedLock> workload_locks_;
+  std::vector<machine::CacheLine*> workload_lines_;
   std::vector<machine::LineStats> rq_at_start_;  // rq->lock lines are not reset: differences
 };
 

@@ -13,11 +13,13 @@ WorkloadType lat_sem_type();
 WorkloadType sembench_type();
 WorkloadType custom_type();
 WorkloadType lock_stress_type();
+WorkloadType locktorture_type();
 
 const std::vector<WorkloadType>& workload_types() {
   static const std::vector<WorkloadType> kTypes = {
-      semop_multi_type(), sem_scalebench_type(), sem_lockunlock_type(), aim9_shm_type(),
-      lat_sem_type(),     sembench_type(),       custom_type(),         lock_stress_type(),
+      semop_multi_type(), sem_scalebench_type(), sem_lockunlock_type(),
+      aim9_shm_type(),    lat_sem_type(),        sembench_type(),
+      custom_type(),      lock_stress_type(),    locktorture_type(),
   };
   return kTypes;
 }

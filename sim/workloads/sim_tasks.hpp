@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "ipc/sem_kernel.hpp"
@@ -29,6 +31,12 @@ struct SimContext {
   std::function<void(Tick start, Tick end)> on_complete;
   // What a workload whose tasks are not semaphore programs shares (lock-stress).
   std::shared_ptr<void> workload_state{};
+  // The kind of the kernel's spinlocks (the scenario's kernel: locktorture's lock).
+  machine::LockKind spinlock = machine::LockKind::Queued;
+  // Kernel locks and lines a workload keeps outside the arrays (locktorture's),
+  // for the window's lock table and hot lines: named as lock_stat would.
+  std::vector<std::pair<std::string, machine::Spinlock*>> kernel_locks;
+  std::vector<machine::CacheLine*> kernel_lines;
 };
 
 using TaskBody = std::function<void(machine::Task&)>;

@@ -75,5 +75,28 @@ TEST(Placement, CoresFirstOnWestmereEx160) {
     EXPECT_EQ(topo.distance(order[i], order[80 + i]), machine::Distance::Smt) << i;
 }
 
+// Fork-balanced (locktorture's unpinned start): thread i on socket i mod 4, and
+// within a socket every core's first hardware thread before any second one --
+// where spread takes a core's sibling first.
+TEST(Placement, ForkBalancedDealsSocketsAndTakesIdleCoresBeforeSiblings) {
+  const machine::Topology topo(four_sockets());
+  const auto order = machine::placement_order(topo, Placement::ForkBalanced);
+  ASSERT_EQ(order.size(), 16u);
+  std::set<int> cpus(order.begin(), order.end());
+  EXPECT_EQ(cpus.size(), 16u);  // every CPU once
+  std::set<std::pair<int, int>> cores;
+  for (std::size_t i = 0; i < 16; ++i) {
+    const auto& k = topo.coords(order[i]);
+    EXPECT_EQ(k.socket, static_cast<int>(i % 4)) << i;
+    EXPECT_EQ(k.smt, i < 8 ? 0 : 1) << i;  // 8 cores: their first threads, then the second
+    if (i < 8) cores.insert({k.socket, k.core});
+  }
+  EXPECT_EQ(cores.size(), 8u);
+  // spread on the same machine puts thread 4 on socket 0's first core's sibling.
+  const auto spread = machine::placement_order(topo, Placement::Spread);
+  EXPECT_EQ(topo.distance(spread[0], spread[4]), machine::Distance::Smt);
+  EXPECT_NE(topo.distance(order[0], order[4]), machine::Distance::Smt);
+}
+
 }  // namespace
 }  // namespace semsim

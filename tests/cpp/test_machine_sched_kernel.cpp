@@ -370,8 +370,9 @@ TEST(MachineSchedKernel, OnAPresetAProcessSwitchPaysTheRefillAThreadSwitchDoesNo
 }
 
 TEST(MachineSchedKernel, EveryPresetHasTheSchedulerMechanisms) {
-  for (const char* name : {"box-64", "haswell-48", "i3-ivybridge", "laptop-4", "opteron-48",
-                           "uniform-64", "westmere-ex-80", "westmere-ex-160", "xeon-24"}) {
+  for (const char* name :
+       {"box-64", "haswell-48", "haswell-ex-144", "i3-ivybridge", "laptop-4", "opteron-48",
+        "uniform-64", "westmere-ex-80", "westmere-ex-160", "xeon-24"}) {
     SCOPED_TRACE(name);
     const auto m = config::load_machine(name);
     EXPECT_FALSE(m.switch_refill_process.empty());

@@ -69,9 +69,9 @@ std::vector<std::string> steps_of(Program& p, int n) {
 TEST(ScenarioWorkloads, EveryWorkloadIsInTheCatalogAndParsesWithItsDefaults) {
   std::vector<std::string> types;
   for (const auto& w : known_workloads()) types.push_back(w.substr(0, w.find('\t')));
-  EXPECT_EQ(types,
-            (std::vector<std::string>{"semop-multi", "sem-scalebench", "sem-lockunlock", "aim9-shm",
-                                      "lat-sem", "sembench", "custom", "lock-stress"}));
+  EXPECT_EQ(types, (std::vector<std::string>{"semop-multi", "sem-scalebench", "sem-lockunlock",
+                                             "aim9-shm", "lat-sem", "sembench", "custom",
+                                             "lock-stress", "locktorture"}));
 
   const Scenario sb = parse(R"({"type": "sem-scalebench"})");
   EXPECT_EQ(sb.workload.scalebench.mode, 1);
@@ -100,6 +100,12 @@ TEST(ScenarioWorkloads, EveryWorkloadIsInTheCatalogAndParsesWithItsDefaults) {
   EXPECT_EQ(sm.workload.semaphores, 8);
   EXPECT_EQ(sm.workload.pattern, "own");
   EXPECT_EQ(sm.workload.pin, Pinning::Pinned);
+  // locktorture: the module's constants, its kthreads unpinned.
+  const Scenario lt = parse(R"({"type": "locktorture"})");
+  EXPECT_EQ(lt.workload.locktorture.longdelay_ms, 100);
+  EXPECT_EQ(lt.workload.locktorture.shortdelay_us, 2);
+  EXPECT_EQ(lt.workload.pin, Pinning::Unpinned);
+  EXPECT_EQ(parse(R"({"type": "locktorture", "pin": "spread"})").workload.pin, Pinning::Spread);
 }
 
 TEST(ScenarioWorkloads, BadFieldsNameTheFieldAndWhatIsAllowed) {
