@@ -231,7 +231,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--duration-ms", type=float, default=20.0, help="simulated window per point (default 20)")
     p.add_argument("--seeds", type=int, default=3, help="seeds per point, their mean reported (default 3)")
     p.add_argument("--only", default=None,
-                   help="comma-separated targets: xeon24, laptop4, aim9, swingbench, seed002, locks")
+                   help="comma-separated targets: xeon24, laptop4, aim9, swingbench, seed002, locks, "
+                        "locktorture")
     p.add_argument("-j", "--workers", "--jobs", metavar="N", default=None,
                    help="runs at once, each in a forked process (default: CPU count)")
     p.add_argument("--uncertainty", action="store_true",

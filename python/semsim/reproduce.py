@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import reproduce_locks, reproduce_swingbench
+from . import reproduce_locks, reproduce_locktorture, reproduce_swingbench
 
 # Published figures (seed files in ../shared/seeds/).
 SEED001_THREADS = [10, 20, 30, 40, 50, 60, 70, 80, 90, 100]
@@ -325,6 +325,8 @@ TARGETS = [
     Target("seed002", "5. seed 002 predictions (3.11 moved sem_otime)", t5_scenarios, t5_evaluate),
     Target("locks", "6. mctop lock curves, opteron-48 and westmere-ex", reproduce_locks.scenarios,
            reproduce_locks.evaluate),
+    Target("locktorture", "7. kernel qspinlock on a 144-CPU Haswell-EX (locktorture, CNA v11)",
+           reproduce_locktorture.scenarios, reproduce_locktorture.evaluate),
 ]
 
 
