@@ -19,6 +19,10 @@ writer waits it out), so over a run it adds 100 ms / (writers x 200,000) =
 0.5 us / writers to the time per acquisition, exactly in the mean. The short hold
 (2 us once in writers x 4) is simulated.
 
+The CNA column of the same table (the NUMA-aware slow path, `"spinlock": "cna"` on the
+same kernel, sim/machine/spinlock.hpp) is compared as the speedup over the stock figure
+at each writer count: a ratio of two runs of the same length, so no shape is needed.
+
 Beside the shape, each row gives the time per acquisition with both holds' means
 taken out (the lock's own serial cost: hand-over and critical section), for the
 model and, with the model's own one-writer cost as its base, for the published
@@ -35,9 +39,14 @@ SOURCE = ("LKML '[PATCH v11 0/5] Add NUMA-awareness to qspinlock' (Alex Kogan, 2
 PUBLISHED_STOCK = {1: (2.682, 0.100), 2: (2.810, 0.155), 4: (4.273, 0.134), 8: (5.071, 0.108),
                    16: (5.840, 0.125), 32: (6.246, 0.113), 36: (6.355, 0.096), 72: (6.129, 0.116),
                    108: (5.921, 0.084), 142: (5.763, 0.089)}
+# threads -> (the same with the CNA slow path, its standard deviation)
+PUBLISHED_CNA = {1: (2.695, 0.075), 2: (2.797, 0.145), 4: (4.294, 0.159), 8: (6.755, 0.198),
+                 16: (8.940, 0.188), 32: (9.866, 0.220), 36: (9.968, 0.215), 72: (10.231, 0.210),
+                 108: (10.246, 0.208), 142: (10.186, 0.238)}
 THREADS = sorted(PUBLISHED_STOCK)
 MACHINE = "haswell-ex-144"
 KERNEL = "hysteresis"  # 4.11+: queued spinlocks, as v5.9
+CNA_KERNEL = {"base": KERNEL, "spinlock": "cna"}
 LONGDELAY_MS = 100     # torture_spin_lock_write_delay()'s constant, added analytically
 SHORTDELAY_US = 2
 BAND = 0.25            # a shape point's check, as the lock curves' ticket and TAS points
@@ -62,7 +71,8 @@ def scenarios(s: Any) -> list[dict[str, Any]]:
     from .reproduce import _doc
 
     w = {"type": "locktorture", "longdelay_ms": 0, "shortdelay_us": SHORTDELAY_US}
-    return [_doc(MACHINE, KERNEL, w, THREADS, s, precision=0)]
+    return [_doc(MACHINE, KERNEL, w, THREADS, s, precision=0),
+            _doc(MACHINE, CNA_KERNEL, w, THREADS, s, precision=0)]
 
 
 def evaluate(results: list[dict[str, Any]]) -> tuple[list[Any], list[str]]:
@@ -95,5 +105,19 @@ def evaluate(results: list[dict[str, Any]]) -> tuple[list[Any], list[str]]:
                            med <= 0.15))
     rows += ["", f"Source: {SOURCE}. Shapes: each figure over its one-writer figure; the "
              f"prediction's long hold (mdelay({LONGDELAY_MS}) once in writers x 200,000) added "
-             f"analytically. Shape median |error| {med * 100:.1f} % over {len(errs)} points."]
+             f"analytically. Shape median |error| {med * 100:.1f} % over {len(errs)} points.", ""]
+    # The CNA slow path: its speedup over the stock lock at each writer count.
+    cna = {n: with_long_hold(float(p["ops_per_s"]), n) for n, p in zip(THREADS, results[1]["points"])}
+    rows += ["| writers | CNA published (x10^7 per run, sd) | speedup pub | speedup pred | error | "
+             "CNA serial ns per acquisition, pred |", "|---|---|---|---|---|---|"]
+    for n in THREADS:
+        pub, sd = PUBLISHED_CNA[n]
+        up_pub, up_pred = pub / PUBLISHED_STOCK[n][0], cna[n] / rate[n]
+        err = up_pred / up_pub - 1
+        serial = 1e9 / cna[n] - long_hold_ns(n) - short_hold_ns(n)
+        rows.append(f"| {n} | {pub:.3f} ({sd:.3f}) | {up_pub:.3f} | {up_pred:.3f} | {err * 100:+.0f} % | "
+                    f"{serial:,.0f} |")
+        if n > 1:  # one writer never waits: both locks are the same there
+            checks.append(Check(f"locktorture CNA / stock, {n} writers (±25 %)", f"{up_pub:.3f}x",
+                                f"{up_pred:.3f}x", abs(err) <= BAND))
     return checks, rows

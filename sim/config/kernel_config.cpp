@@ -63,8 +63,10 @@ ipc::KernelPolicy parse_kernel(const Json& kernel) {
     const std::string path = "kernel." + key;
     id += fmt::format("+{}={}", key, v.is_string() ? v.get<std::string>() : v.dump());
     if (key == "spinlock") {
-      p.spinlock = pick<ipc::SpinlockKind>(
-          v, path, {{"ticket", ipc::SpinlockKind::Ticket}, {"queued", ipc::SpinlockKind::Queued}});
+      p.spinlock = pick<ipc::SpinlockKind>(v, path,
+                                           {{"ticket", ipc::SpinlockKind::Ticket},
+                                            {"queued", ipc::SpinlockKind::Queued},
+                                            {"cna", ipc::SpinlockKind::Cna}});
     } else if (key == "sem_lock") {
       p.sem_lock = pick<ipc::LockProtocol>(v, path,
                                            {{"global_lock", ipc::LockProtocol::GlobalLock},

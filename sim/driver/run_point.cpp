@@ -120,10 +120,7 @@ Json run_once(const Scenario& scenario, const config::MachineParams& machine,
   sim.set_read_ahead(read_ahead);
   machine::Topology topo(machine);
   // Each rq->lock is a spinlock of the kernel's kind (where the model holds it).
-  machine::Scheduler sched(topo, seed ^ 0x5c4ed,
-                           policy.spinlock == ipc::SpinlockKind::Ticket
-                               ? machine::LockKind::Ticket
-                               : machine::LockKind::Queued);
+  machine::Scheduler sched(topo, seed ^ 0x5c4ed, ipc::lock_kind(policy.spinlock));
 
   // The arrays the workload creates before its tasks start. aim9-shm's
   // private per-call array is modelled as one array per task that stays
@@ -148,9 +145,7 @@ Json run_once(const Scenario& scenario, const config::MachineParams& machine,
                             0,
                             {},
                             {},
-                            policy.spinlock == ipc::SpinlockKind::Ticket
-                                ? machine::LockKind::Ticket
-                                : machine::LockKind::Queued,
+                            ipc::lock_kind(policy.spinlock),
                             {},
                             {}};
 

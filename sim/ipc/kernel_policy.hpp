@@ -11,7 +11,9 @@
 
 namespace semsim::ipc {
 
-enum class SpinlockKind { Ticket, Queued };  // ticket until 4.1, qspinlock from 4.2
+// Ticket until 4.1, qspinlock from 4.2; Cna: qspinlock with the NUMA-aware slow
+// path of the CNA series (NUMA_AWARE_SPINLOCKS, posted 2019-2021, not merged).
+enum class SpinlockKind { Ticket, Queued, Cna };
 
 // Which sem_lock()/sem_unlock() protocol the generation uses.
 enum class LockProtocol {

@@ -4,11 +4,16 @@
 
 namespace semsim::ipc {
 
-namespace {
 machine::LockKind lock_kind(SpinlockKind k) {
-  return k == SpinlockKind::Ticket ? machine::LockKind::Ticket : machine::LockKind::Queued;
+  switch (k) {
+    case SpinlockKind::Ticket:
+      return machine::LockKind::Ticket;
+    case SpinlockKind::Cna:
+      return machine::LockKind::Cna;
+    default:
+      return machine::LockKind::Queued;
+  }
 }
-}  // namespace
 
 const char* field_name(Field f) {
   switch (f) {

@@ -84,6 +84,8 @@ enum class Field : std::uint8_t {
   Barrier,       // not a field: a memory barrier
 };
 const char* field_name(Field f);
+// The machine layer's lock for a generation's spinlock kind.
+machine::LockKind lock_kind(SpinlockKind k);
 
 struct SemQueue;
 using SemList = std::list<SemQueue*>;

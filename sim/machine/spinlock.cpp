@@ -1,5 +1,6 @@
 #include "machine/spinlock.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/errors.hpp"
@@ -84,7 +85,7 @@ void Spinlock::lock(const Topology& topo, Task& task) {
   // setting the pending bit, or xchg of the tail. Whether the lock was free is
   // decided when the atomic completes, after every earlier event.
   rmw(topo, task, *line_);
-  if (holder_ == nullptr && waiters_.empty()) {
+  if (holder_ == nullptr && waiters_.empty() && secondary_.empty()) {
     holder_ = &task;
     if (task.cursor < free_at_) {
       // The last release is still in its releaser's store buffer: we read the
@@ -101,8 +102,8 @@ void Spinlock::lock(const Topology& topo, Task& task) {
   }
   stats_.contended_on(task.cpu);
   Waiter w{&task, task.cursor, task.cursor, false};
-  if (kind_ == LockKind::Queued) {
-    if (waiters_.empty()) {
+  if (queued()) {
+    if (waiters_.empty() && secondary_.empty()) {
       ++stats_.pending_path;  // locked, nobody pending or queued: set pending, spin on the word
     } else {
       ++stats_.mcs_path;
@@ -117,12 +118,13 @@ void Spinlock::lock(const Topology& topo, Task& task) {
   // unlock() makes us the holder, dates our cursor to when we see the release
   // and unparks us then.
   task.actor->park();
-  if (kind_ == LockKind::Queued) {
+  if (queued()) {
     // We see the release: claim the lock word with an atomic
     // (clear_pending_set_locked / set_locked), at our own date.
     rmw(topo, task, *line_);
-    // An MCS node that takes the lock makes the node behind it the new head:
-    // its store reaches that CPU one transfer later.
+    // An MCS node that takes the lock makes the node behind it the new head
+    // (CNA: the one it picks): its store reaches that CPU one transfer later.
+    if (w.mcs && kind_ == LockKind::Cna) cna_pass_head(topo, task);
     if (w.mcs && !waiters_.empty() && waiters_.front().head_at == kNotYet)
       waiters_.front().head_at = task.cursor + topo.transfer(task.cpu, waiters_.front().task->cpu);
   }
@@ -166,7 +168,40 @@ void Spinlock::unlock(const Topology& topo, Task& task) {
   task.interrupts_after_wait(waited_from);
 }
 
+void Spinlock::cna_pass_head(const Topology& topo, const Task& owner) {
+  auto flush = [&] {  // the secondary queue back in front of the main queue
+    waiters_.insert(waiters_.begin(), secondary_.begin(), secondary_.end());
+    secondary_.clear();
+    intra_node_ = 0;
+  };
+  if (waiters_.empty()) {
+    if (!secondary_.empty()) flush();
+    return;
+  }
+  if (secondary_.empty() && rng_.below(kCnaShuffleOdds) != 0) return;  // FIFO this time
+  if (!secondary_.empty() && intra_node_ >= kCnaIntraNodeHandoffs) {
+    flush();
+    return;
+  }
+  const int node = topo.coords(owner.cpu).die;
+  const auto local = std::find_if(waiters_.begin(), waiters_.end(), [&](const Waiter& w) {
+    return topo.coords(w.task->cpu).die == node;
+  });
+  if (local == waiters_.end()) {
+    if (!secondary_.empty()) flush();
+    return;
+  }
+  secondary_.insert(secondary_.end(), waiters_.begin(), local);
+  waiters_.erase(waiters_.begin(), local);
+  ++intra_node_;
+}
+
 void Spinlock::hand_on(const Topology& topo, Task& task, Tick released) {
+  if (waiters_.empty() && !secondary_.empty()) {  // CNA: only set-aside waiters are left
+    waiters_.swap(secondary_);
+    intra_node_ = 0;
+    waiters_.front().head_at = released + topo.transfer(task.cpu, waiters_.front().task->cpu);
+  }
   if (waiters_.empty()) {
     holder_ = nullptr;
     free_at_ = released;

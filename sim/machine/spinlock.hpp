@@ -25,6 +25,23 @@
 //         leaves through the store buffer: it is not charged to the new owner,
 //         but the new head cannot see a release before it arrives.
 //
+//   cna: the queued lock with the NUMA-aware slow path of the CNA series
+//     (Dice and Kogan, "Compact NUMA-aware Locks", EuroSys 2019; "[PATCH v11
+//     0/5] Add NUMA-awareness to qspinlock", LKML 2020-09-15, not merged). An
+//     MCS node that takes the lock passes the head role to the first waiter
+//     of the main queue on its own NUMA node (a die here); the waiters it
+//     skips move, in order, to a secondary queue. With none of its node in
+//     the main queue, the secondary queue goes back in front of it. While the
+//     secondary queue is empty the head passes in FIFO order and starts
+//     looking only once in kCnaShuffleOdds hand-offs (the series' shuffle
+//     reduction, SHUFFLE_REDUCTION_PROB_ARG 7: 1 in 2^7); after
+//     kCnaIntraNodeHandoffs hand-offs within one node the secondary queue goes
+//     back in front (the long-term fairness threshold,
+//     intra_node_handoff_threshold = 1 << 16 of v9-v11 [recalled, not
+//     verified here]; later versions bound it by 10 ms instead). The head's
+//     walk of the queue (cna_order_queue) runs while it spins and is not
+//     charged.
+//
 // Line spinning (set_line_spinning(), ticket kind): instead of the hand-off
 // formula above, the ticket lock is the contended-line spin of
 // machine/line_spin.hpp, the implementation lock-stress's ticket lock uses:
@@ -57,7 +74,7 @@
 
 namespace semsim::machine {
 
-enum class LockKind : std::uint8_t { Ticket, Queued };
+enum class LockKind : std::uint8_t { Ticket, Queued, Cna };
 
 struct LockStats {
   // acquisitions: counted when released (so a measurement window counts the
@@ -110,7 +127,9 @@ class Spinlock {
   // spin_is_locked() as a plain read of the lock word at the task's cursor.
   bool is_locked(const Topology& topo, Task& task);
   bool held() const { return holder_ != nullptr; }
-  std::size_t waiters() const { return line_spinning_ ? spinning_ : waiters_.size(); }
+  std::size_t waiters() const {
+    return line_spinning_ ? spinning_ : waiters_.size() + secondary_.size();
+  }
   LockKind kind() const { return kind_; }
   CacheLine& line() { return *line_; }
   const LockStats& stats() const { return stats_; }
@@ -136,6 +155,11 @@ class Spinlock {
   void oracle_unlock(Task& task);
   void lock_on_line(const Topology& topo, Task& task);
   void unlock_on_line(const Topology& topo, Task& task);
+  // CNA: the MCS node that took the lock at `owner` picks the next head (above).
+  void cna_pass_head(const Topology& topo, const Task& owner);
+  bool queued() const { return kind_ != LockKind::Ticket; }
+  static constexpr std::uint64_t kCnaShuffleOdds = 128;
+  static constexpr std::uint64_t kCnaIntraNodeHandoffs = 1u << 16;
   // unlock(): the lock goes to the next waiter, or is free, from `released`
   // (the releaser's cursor is at its store's issue end, nothing run past it).
   void hand_on(const Topology& topo, Task& task, Tick released);
@@ -151,7 +175,9 @@ class Spinlock {
   const Task* handed_by_ = nullptr;  // the releaser of the latest hand-off (for the trace)
   Tick free_at_ = 0;                 // the last release with nobody waiting is visible from here
   int freed_by_ = -1;                // on this CPU
-  std::deque<Waiter> waiters_;
+  std::deque<Waiter> waiters_;       // queued kinds: the pending waiter, then the MCS queue
+  std::deque<Waiter> secondary_;     // CNA: waiters of other nodes, set aside in order
+  std::uint64_t intra_node_ = 0;     // CNA: hand-offs within one node since the last flush
   LockStats stats_;
   Tick oracle_serial_ = 0, oracle_per_waiter_ = 0;
 };

@@ -54,8 +54,9 @@ def test_long_hold_mean_is_added_per_acquisition():
     assert rl.with_long_hold(2e6, 1) == pytest.approx(1e9 / (500.0 + 500.0))
 
 
-def _results(rates):
-    return [{"points": [{"ops_per_s": r} for r in rates]}]
+def _results(rates, cna=None):
+    cna = rates if cna is None else cna
+    return [{"points": [{"ops_per_s": r} for r in rates]}, {"points": [{"ops_per_s": r} for r in cna]}]
 
 
 def test_evaluate_passes_a_model_with_the_published_shape_and_fails_a_flat_one():
@@ -63,12 +64,22 @@ def test_evaluate_passes_a_model_with_the_published_shape_and_fails_a_flat_one()
     base = 1e9 / 1100.0  # one writer: 600 ns of its own + the 500 ns long-hold mean
     want = [base * rl.PUBLISHED_STOCK[n][0] / rl.PUBLISHED_STOCK[1][0] for n in rl.THREADS]
     rates = [1e9 / (1e9 / w - rl.long_hold_ns(n)) for w, n in zip(want, rl.THREADS)]
-    checks, rows = rl.evaluate(_results(rates))
+    # and CNA rates whose speedup over those is the published one
+    cna = [1e9 / (1e9 / (w * rl.PUBLISHED_CNA[n][0] / rl.PUBLISHED_STOCK[n][0]) - rl.long_hold_ns(n))
+           for w, n in zip(want, rl.THREADS)]
+    checks, rows = rl.evaluate(_results(rates, cna))
     assert all(c.passed for c in checks), [c.what for c in checks if not c.passed]
     assert checks[0].predicted == "0.0 %"
+    assert [c.predicted for c in checks if "CNA" in c.what] == [
+        f"{rl.PUBLISHED_CNA[n][0] / rl.PUBLISHED_STOCK[n][0]:.3f}x" for n in rl.THREADS[1:]]
+    # CNA no faster than stock misses the writer counts where the published one gains 30 %+.
+    checks, _ = rl.evaluate(_results(rates, rates))
+    missed = [c.what for c in checks if c.passed is False]
+    assert missed == [f"locktorture CNA / stock, {n} writers (±25 %)" for n in (16, 32, 36, 72, 108, 142)]
     # A model that does not scale at all misses the median and the far points.
     flat = [1e9 / (1e9 / base - rl.long_hold_ns(n)) for n in rl.THREADS]
     checks, _ = rl.evaluate(_results(flat))
     assert checks[0].passed is False
     assert any(c.passed is False for c in checks[1:])
-    assert len(checks) == len(rl.THREADS)  # the median, then one per writer count above 1
+    # the median, one shape and one CNA check per writer count above 1
+    assert len(checks) == 1 + 2 * (len(rl.THREADS) - 1)
