@@ -44,6 +44,20 @@ out["latency_ns"]["smt"] = {
 for level in ("same_die", "one_hop"):
     v = base["latency_ns"][level]
     out["latency_ns"][level] = {"value": v["value"], "source": v["source"] + carried}
+# Ranges (cpu_models/README.md, "Ranges and alternatives"): the carried latencies against
+# the measured 2 x 18-core Broadwell of c2c_nviennot (the same 18-core die family; its
+# one-way CAS medians: 43.54 ns within a socket, 118.07 ns across QPI) at the low end, and
+# the carried value + 20 % at the high end (a larger ring than the 12-core part's).
+NVIENNOT = ("c2c_nviennot 'Intel(R) Xeon(R) CPU E5-2695 v4 @ 2.10GHz' (github.com/nviennot/"
+            "core-to-core-latency @ 96a943a, results/*.csv; ../shared/reference/data/c2c_nviennot/), "
+            "a measured 2 x 18-core x 2-thread Broadwell-EP, one-way CAS ping-pong")
+out["latency_ns"]["same_die"]["range"] = {
+    "low": 43.54, "high": round(out["latency_ns"]["same_die"]["value"] * 1.2, 2),
+    "source": f"low: pairs within a socket of {NVIENNOT}, median 43.54 ns; high: the value + 20 %, "
+              "an 18-core die's two rings against the 12-core part's one"}
+out["latency_ns"]["one_hop"]["range"] = {
+    "low": 118.07, "high": round(out["latency_ns"]["one_hop"]["value"] * 1.2, 2),
+    "source": f"low: pairs across the sockets of {NVIENNOT}, median 118.07 ns; high: the value + 20 %"}
 out["memory_latency_ns"] = {"value": base["memory_latency_ns"]["value"],
                             "source": base["memory_latency_ns"]["source"] + carried}
 
