@@ -14,12 +14,6 @@ namespace semsim::workloads {
 
 namespace {
 
-// Never run: lock-stress has its own executors (lock_stress_task_body here,
-// native/lock_stress_native.* on the host); a semaphore program would be wrong.
-struct NoProgram {
-  bool next(Step& /*s*/) { return false; }
-};
-
 class LockStress final : public Workload {
  public:
   using Workload::Workload;
@@ -39,7 +33,9 @@ class LockStress final : public Workload {
   }
   std::unique_ptr<Program> program(int /*task*/, int /*threads*/, std::uint64_t /*seed*/,
                                    ReadyFlags* /*ready*/) const override {
-    return std::make_unique<ProgramOf<NoProgram>>();
+    // lock-stress has its own executors (lock_stress_task_body here,
+    // native/lock_stress_native.* on the host): a semaphore program would be wrong.
+    return std::make_unique<NoProgram>();
   }
 };
 

@@ -18,11 +18,6 @@ namespace semsim::workloads {
 
 namespace {
 
-// Never run: locktorture's writers have their own body (below).
-struct NoProgram {
-  bool next(Step& /*s*/) { return false; }
-};
-
 class Locktorture final : public Workload {
  public:
   using Workload::Workload;
@@ -49,7 +44,7 @@ class Locktorture final : public Workload {
   }
   std::unique_ptr<Program> program(int /*task*/, int /*threads*/, std::uint64_t /*seed*/,
                                    ReadyFlags* /*ready*/) const override {
-    return std::make_unique<ProgramOf<NoProgram>>();
+    return std::make_unique<NoProgram>();  // the writers have their own body (below)
   }
 };
 

@@ -29,6 +29,13 @@ class ProgramOf final : public Program {
   P p_;
 };
 
+// The program of a workload whose tasks are not semaphore programs (lock-stress,
+// locktorture: each has its own task body): it has no step, and is never run.
+class NoProgram final : public Program {
+ public:
+  bool next(Step& /*s*/) override { return false; }
+};
+
 // sembench's ready flags as a waker sees them: each executor keeps its own
 // (the simulator a vector, the native runner flags in shared memory).
 class ReadyFlags {
