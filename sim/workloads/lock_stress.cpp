@@ -62,18 +62,10 @@ TaskBody lock_stress_task_body(SimContext& ctx, int index) {
   if (!ctx.workload_state)
     ctx.workload_state = std::make_shared<State>(spec.lockstress, ctx.topo, ctx.seed);
   auto state = std::static_pointer_cast<State>(ctx.workload_state);
-  if (state->order.empty() && spec.pin != Pinning::Pinned && spec.pin != Pinning::Unpinned)
-    state->order = machine::placement_order(
-        ctx.topo, spec.pin == Pinning::Compact  ? machine::Placement::Compact
-                  : spec.pin == Pinning::Spread ? machine::Placement::Spread
-                                                : machine::Placement::CoresFirst);
+  if (state->order.empty()) state->order = lock_task_order(ctx.topo, spec.pin);
   return [&ctx, state, index](machine::Task& t) {
     auto& s = *state;
-    if (!s.order.empty())  // before start(): the scheduler places a pinned task on home_cpu
-      t.cpu = t.home_cpu = s.order[static_cast<std::size_t>(index) % s.order.size()];
-    ctx.sched.start(t);
-    // The threads reach the lock first in a random order, not in thread order.
-    t.advance_to(t.cursor + lock_stress_first_arrival(ctx.seed, index));
+    start_lock_task(ctx, t, s.order, index);
     for (;;) {
       s.lock.lock(ctx.topo, t);
       {
@@ -87,6 +79,29 @@ TaskBody lock_stress_task_body(SimContext& ctx, int index) {
       t.charge(s.delay);
     }
   };
+}
+
+std::vector<int> lock_task_order(const machine::Topology& topo, Pinning pin,
+                                 std::optional<machine::Placement> unpinned) {
+  switch (pin) {
+    case Pinning::Compact:
+      return machine::placement_order(topo, machine::Placement::Compact);
+    case Pinning::Spread:
+      return machine::placement_order(topo, machine::Placement::Spread);
+    case Pinning::CoresFirst:
+      return machine::placement_order(topo, machine::Placement::CoresFirst);
+    case Pinning::Unpinned:
+      return unpinned ? machine::placement_order(topo, *unpinned) : std::vector<int>{};
+    default:
+      return {};
+  }
+}
+
+void start_lock_task(SimContext& ctx, machine::Task& t, const std::vector<int>& order, int index) {
+  if (!order.empty()) t.cpu = t.home_cpu = order[static_cast<std::size_t>(index) % order.size()];
+  ctx.sched.start(t);
+  // The threads reach the lock first in a random order, not in thread order.
+  t.advance_to(t.cursor + lock_stress_first_arrival(ctx.seed, index));
 }
 
 // When thread `index` first reaches the lock, after the start: a draw in

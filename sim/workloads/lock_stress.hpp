@@ -4,8 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <vector>
 
 #include "core/time.hpp"
+#include "machine/placement.hpp"
 #include "workloads/sim_tasks.hpp"
 
 namespace semsim::workloads {
@@ -20,5 +23,16 @@ TaskBody lock_stress_task_body(SimContext& ctx, int index);
 // its start: a seeded draw in [0, 1 us), so the tasks' first requests reach
 // the lock in a random order (the why is at the definition).
 Tick lock_stress_first_arrival(std::uint64_t seed, int index);
+
+// What lock-stress and locktorture share. The CPUs in the order such a workload
+// places its tasks (machine/placement.hpp): compact, spread or cores-first by
+// topology; unpinned by `unpinned` when the workload gives one; else none (pinned:
+// CPU index mod cpus, as the driver places it; unpinned: the scheduler's choice).
+std::vector<int> lock_task_order(const machine::Topology& topo, Pinning pin,
+                                 std::optional<machine::Placement> unpinned = std::nullopt);
+// Starts task `index`: on order[index] when there is an order (set before
+// start(), which places the task on home_cpu), then until its first arrival at
+// the lock (lock_stress_first_arrival).
+void start_lock_task(SimContext& ctx, machine::Task& t, const std::vector<int>& order, int index);
 
 }  // namespace semsim::workloads

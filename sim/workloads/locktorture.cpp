@@ -2,9 +2,10 @@
 // (locktorture_def.hpp says what the module does and what is left out).
 #include "workloads/locktorture.hpp"
 
-#include <array>
+#include <deque>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/rng.hpp"
 #include "machine/mlp.hpp"
@@ -21,7 +22,6 @@ namespace {
 class Locktorture final : public Workload {
  public:
   using Workload::Workload;
-  bool takes_kernel_lock() const override { return true; }
   std::string kthread() const override { return "lock_torture_writer"; }
   std::string native_refusal() const override {
     return "workload.type: locktorture is a kernel module (kernel/locking/locktorture.c, "
@@ -102,20 +102,14 @@ TaskBody locktorture_task_body(SimContext& ctx, int index) {
     ctx.workload_state = std::move(made);
   }
   auto state = std::static_pointer_cast<State>(ctx.workload_state);
-  if (state->order.empty() && spec.pin != Pinning::Pinned)
-    state->order = machine::placement_order(
-        ctx.topo, spec.pin == Pinning::Compact      ? machine::Placement::Compact
-                  : spec.pin == Pinning::Spread     ? machine::Placement::Spread
-                  : spec.pin == Pinning::CoresFirst ? machine::Placement::CoresFirst
-                                                    : machine::Placement::ForkBalanced);
+  // Unpinned, the writers start where fork balancing puts new kthreads.
+  if (state->order.empty())
+    state->order = lock_task_order(ctx.topo, spec.pin, machine::Placement::ForkBalanced);
   return [&ctx, state, index](machine::Task& t) {
     auto& s = *state;
-    if (!s.order.empty())  // before start(): the scheduler places the task on home_cpu
-      t.cpu = t.home_cpu = s.order[static_cast<std::size_t>(index) % s.order.size()];
-    ctx.sched.start(t);
     // The module starts its writers one after another and each runs at once: the
-    // first requests reach the lock in a random order (lock_stress_first_arrival).
-    t.advance_to(t.cursor + lock_stress_first_arrival(ctx.seed, index));
+    // first requests reach the lock in a random order, as lock-stress's.
+    start_lock_task(ctx, t, s.order, index);
     Rng draws = Rng::derive(ctx.seed, 0x10c7ULL + static_cast<std::uint64_t>(index));
     machine::CacheLine& mine = s.stats[static_cast<std::size_t>(index / kStatsPerLine)];
     for (;;) {

@@ -146,7 +146,7 @@ int sim_task_count(const Workload& w, int threads) {
 
 TaskBody make_task_body(SimContext& ctx, int index) {
   if (ctx.workload.takes_user_lock()) return lock_stress_task_body(ctx, index);
-  if (ctx.workload.takes_kernel_lock()) return locktorture_task_body(ctx, index);
+  if (!ctx.workload.kthread().empty()) return locktorture_task_body(ctx, index);
   const int workers = ctx.threads + ctx.workload.extra_tasks();
   if (index >= workers) return parent_body(ctx, *ctx.workload.parent(ctx.threads));
   return program_body(ctx, index);

@@ -88,11 +88,9 @@ class Workload {
   // Its tasks take a user-space lock of the machine layer instead of making
   // semop() calls (lock-stress): both runners then use the user-lock task body.
   virtual bool takes_user_lock() const { return false; }
-  // Its tasks are kernel threads taking a kernel spinlock of the run's kernel
-  // (locktorture): the simulator runs the workload's own task body.
-  virtual bool takes_kernel_lock() const { return false; }
   // The kernel thread function its tasks run ("": they are user tasks making
-  // system calls), for the profile's stacks.
+  // system calls): the profile's stacks start there, and the simulator runs the
+  // workload's own task body (locktorture's writers, on a kernel spinlock).
   virtual std::string kthread() const { return ""; }
   // Why the native runner cannot measure it on any host ("" if it can): one
   // line naming workload.type, for an InputError.
