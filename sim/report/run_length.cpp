@@ -11,6 +11,8 @@ namespace semsim::report {
 namespace {
 // The standard normal 0.9 quantile: the von Neumann test's one-sided alpha 0.1.
 constexpr double kZ90 = 1.2815515655446004;
+// The smallest level shift that begins a window again (RunLength::shifted()).
+constexpr double kShiftShare = 0.5;
 }  // namespace
 
 double student_t975(int df) {
@@ -216,7 +218,8 @@ RunLength::RunLength(Tick warmup_end, Tick ceiling, double precision, Tick min_b
       next_(warmup_end % interval_),  // the grid runs through warmup_end
       precision_(precision),
       target_(repeats <= 1 ? precision : precision * std::sqrt(static_cast<double>(repeats))),
-      batches_(kMinBatches, std::max<Tick>(1, (min_batch + interval_ - 1) / interval_)) {}
+      batches_(kMinBatches, std::max<Tick>(1, (min_batch + interval_ - 1) / interval_)),
+      first_batch_(std::max<Tick>(1, (min_batch + interval_ - 1) / interval_)) {}
 
 void RunLength::begin(Tick now, std::int64_t count, bool detected) {
   phase_ = Phase::Window;
@@ -225,6 +228,44 @@ void RunLength::begin(Tick now, std::int64_t count, bool detected) {
   detected_ = detected;
   warmup_obs_.clear();
   warmup_obs_.shrink_to_fit();
+  window_obs_.clear();
+  batches_ = DoublingBatches(kMinBatches, first_batch_);
+}
+
+bool RunLength::shifted() const {
+  const Mser m = mser5(window_obs_);
+  if (!m.accepted || m.truncation == 0) return false;
+  const auto per = static_cast<std::size_t>(batches_.per_batch());
+  const std::size_t n = window_obs_.size(), d = m.truncation;
+  std::vector<double> means;  // the rest's batch means, in observations
+  double rest = 0;
+  for (std::size_t i = d; i + per <= n; i += per) {
+    double s = 0;
+    for (std::size_t j = i; j < i + per; ++j) s += window_obs_[j];
+    means.push_back(s / static_cast<double>(per));
+  }
+  if (means.size() < static_cast<std::size_t>(kMinBatches / 2)) return false;
+  const BatchCi c = batch_ci(means);
+  if (!c.independent) return false;
+  for (std::size_t i = d; i < n; ++i) rest += window_obs_[i];
+  rest /= static_cast<double>(n - d);
+  double before = 0;
+  for (std::size_t i = 0; i < d; ++i) before += window_obs_[i];
+  before /= static_cast<double>(d);
+  // The long-run variance of one observation from the rest's batch means; the
+  // two levels' difference in its standard errors (equal under no shift).
+  double ss = 0;
+  for (double v : means) ss += (v - c.mean) * (v - c.mean);
+  const double var = static_cast<double>(per) * ss / static_cast<double>(means.size() - 1);
+  const double se =
+      std::sqrt(var * (1.0 / static_cast<double>(d) + 1.0 / static_cast<double>(n - d)));
+  // A level, not noise: beyond 4 of those standard errors, and by more than
+  // half the later level (assumption: the batch means of a short rest can
+  // understate a correlated series' variance, so the errors alone let an AR(1)
+  // series restart; the transients this is for -- a start-up convoy -- move the
+  // level several-fold).
+  const double gap = std::abs(before - rest);
+  return gap > 4 * se && gap > kShiftShare * std::abs(rest);
 }
 
 bool RunLength::evaluate(Tick now, std::int64_t count) {
@@ -253,7 +294,9 @@ RunLength::Step RunLength::observe(Tick now, std::int64_t count) {
   } else if (phase_ == Phase::Warmup) {
     warmup_obs_.push_back(static_cast<double>(inc));
   } else if (phase_ == Phase::Window) {
-    const bool completed = now - prev_ == interval_ && batches_.add(inc);
+    const bool regular = now - prev_ == interval_;
+    if (regular && precision_ > 0) window_obs_.push_back(static_cast<double>(inc));
+    const bool completed = regular && batches_.add(inc);
     if (now >= ceiling_) {
       reached_ = evaluate(now, count);
       stop_ = now;
@@ -261,11 +304,18 @@ RunLength::Step RunLength::observe(Tick now, std::int64_t count) {
       return Step::Stop;
     }
     if (completed && precision_ > 0 && detected_ &&
-        batches_.sums().size() >= static_cast<std::size_t>(kMinBatches) && evaluate(now, count)) {
-      reached_ = true;
-      stop_ = now;
-      phase_ = Phase::Done;
-      return Step::Stop;
+        batches_.sums().size() >= static_cast<std::size_t>(kMinBatches)) {
+      if (evaluate(now, count)) {
+        reached_ = true;
+        stop_ = now;
+        phase_ = Phase::Done;
+        return Step::Stop;
+      }
+      if (!ci_.independent && shifted()) {
+        ++restarts_;
+        begin(now, count, true);
+        step = Step::Begin;
+      }
     }
   }
   if (phase_ == Phase::Warmup && now >= warmup_end_) {
@@ -316,6 +366,7 @@ Json RunLength::to_json(const char* counter) const {
   j["observation_us"] = static_cast<double>(interval_) / kTicksPerUs;
   j["warmup_ms"] = ms(begin_);
   j["warmup_detected"] = detected_;
+  if (precision_ > 0) j["window_restarts"] = restarts_;
   // Where MSER-5 put the end of the transient, at the date it was last run.
   if (precision_ > 0 && mser_date_ > 0)
     j["mser_truncation_ms"] =

@@ -32,6 +32,16 @@
 //      with >= 20 batches, stop when the relative half-width <= precision (a run of a point of R
 //      seeds: precision * sqrt(R), see Repeats below) and the batch means pass
 //      the independence test; else go on to warmup_ms + duration_ms (the ceiling).
+//   4. A transient the warm-up test could not see: a level that holds for a
+//      while and then moves (a start-up convoy on a lock: MSER-5 takes the
+//      level for the steady state) leaves the window's batch means correlated.
+//      At a completed batch whose means fail the independence test, MSER-5
+//      runs over the window's own observations; if it truncates, the rest (at
+//      least half the batches) passes the independence test, and the level
+//      moved by more than 4 standard errors and by more than half the later
+//      level (shifted()), the window begins again there and then: a restart
+//      costs simulated time, never bias, and the lock and line statistics
+//      begin with it ("window_restarts", with precision > 0).
 //   precision 0 switches this off: the window is [warmup_ms, ceiling] as
 //   always, and the interval is still reported.
 //   A run (and a point) that did not reach its precision says why
@@ -182,6 +192,9 @@ class RunLength {
 
  private:
   void begin(Tick now, std::int64_t count, bool detected);
+  // Step 4 of the header: a transient at the window's start explains its
+  // correlated batch means (called with the current batches' interval in ci_).
+  bool shifted() const;
   void not_reached(Json& j) const;
   bool evaluate(Tick now, std::int64_t count);  // updates the interval; reached?
   Tick warmup_end_, ceiling_, interval_, next_;
@@ -193,6 +206,9 @@ class RunLength {
   bool detected_ = false, reached_ = false;
   Tick begin_ = 0, stop_ = 0, prev_ = 0, mser_date_ = 0;
   DoublingBatches batches_;
+  Tick first_batch_ = 1;            // observations per batch at a window's start
+  std::vector<double> window_obs_;  // the window's observations (step 4)
+  int restarts_ = 0;
   BatchCi ci_;
   double rate_ = 0, half_width_ = 0;
 };
