@@ -57,7 +57,8 @@ std::string load_scenario(const std::string& source, const std::vector<std::stri
   Json doc = load_source(source);
   for (const auto& o : overrides) semsim::apply_override(doc, o);
   auto scenario = semsim::parse_scenario(doc);
-  semsim::config::load_machine(scenario.machine);  // an unknown machine is bad input too
+  // An unknown machine is bad input too, and so is a task pinned to a CPU it lacks.
+  semsim::driver::check_placement(scenario, semsim::config::load_machine(scenario.machine));
   return normalised(scenario);
 }
 
@@ -77,6 +78,7 @@ std::string validate_scenario(const std::string& source,
   const auto machine = semsim::config::load_machine(scenario.machine);
   semsim::machine::Topology topology(machine);
   (void)topology;
+  semsim::driver::check_placement(scenario, machine);
   try {
     semsim::native::check_host(scenario);
   } catch (const semsim::InputError& e) {

@@ -24,6 +24,16 @@ std::vector<RunSpec> runs_of(const Scenario& scenario) {
   return runs;
 }
 
+void check_placement(const Scenario& scenario, const config::MachineParams& machine) {
+  const auto w = workloads::make_workload(scenario.workload);
+  const std::string whose =
+      "machine " + machine.name + " has " + std::to_string(machine.cpus) + " CPUs";
+  if (const std::string p = w->check_cpus(machine.cpus, whose); !p.empty()) throw InputError(p);
+  for (int n : scenario.threads)
+    if (const std::string p = w->unplaceable(n, machine.cpus, whose); !p.empty())
+      throw InputError(p);
+}
+
 Json assemble(const Scenario& scenario, const config::MachineParams& machine,
               const std::vector<Json>& all_runs) {
   const auto& policy = scenario.kernel;
@@ -318,6 +328,7 @@ std::string run_name(const RunSpec& spec) {
 Json simulate(const Scenario& scenario, const SimulateOptions& options) {
   const std::vector<Scenario> scenarios{scenario};
   const std::vector<config::MachineParams> machines{config::load_machine(scenario.machine)};
+  check_placement(scenario, machines[0]);
   const auto specs = runs_of(scenario);
   std::vector<BatchRun> runs;
   add_runs(runs, 0, scenario, machines[0]);
@@ -342,6 +353,7 @@ std::vector<TaskOutcome> simulate_batch(const std::vector<Scenario>& scenarios,
   for (std::size_t s = 0; s < scenarios.size(); ++s) {
     try {
       machines[s] = config::load_machine(scenarios[s].machine);
+      check_placement(scenarios[s], machines[s]);
     } catch (const InputError& e) {
       out[s].error_type = "InputError", out[s].message = e.what();
       continue;

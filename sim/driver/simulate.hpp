@@ -27,6 +27,11 @@ struct RunSpec {
 // Every run of the scenario, in the document's order: point by point, seed by seed.
 std::vector<RunSpec> runs_of(const Scenario& scenario);
 
+// Throws InputError when a point pins a task to a CPU the machine does not
+// have (the placement the native runner refuses on a host of that size, and
+// the benchmark could not make): never a silent wrap onto another CPU.
+void check_placement(const Scenario& scenario, const config::MachineParams& machine);
+
 // The result document from the runs' results, in runs_of() order.
 Json assemble(const Scenario& scenario, const config::MachineParams& machine,
               const std::vector<Json>& runs);

@@ -5,6 +5,7 @@
 #include "config/machine_config.hpp"
 #include "core/errors.hpp"
 #include "driver/run_point.hpp"
+#include "driver/simulate.hpp"
 #include "machine/topology.hpp"
 #include "workloads/registry.hpp"
 #include "workloads/sim_tasks.hpp"
@@ -21,6 +22,7 @@ Json trace_point(const Scenario& scenario, double from_ms, double to_ms, std::ui
     throw InputError(fmt::format("trace: window {}..{} ms: expected 0 <= A < B", from_ms, to_ms));
   if (limit < 1) throw InputError("trace: limit: expected at least 1 event");
   const auto machine = config::load_machine(scenario.machine);
+  check_placement(scenario, machine);
   const auto& policy = scenario.kernel;
   const int threads = scenario.threads.front();
   report::TraceRecorder recorder(ns_to_ticks(from_ms * 1e6), ns_to_ticks(to_ms * 1e6), limit);

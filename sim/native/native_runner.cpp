@@ -28,6 +28,11 @@ namespace semsim::native {
 
 namespace {
 
+// Whose CPUs a placement check is about (Workload::unplaceable), here.
+std::string host_cpus(int ncpus) {
+  return "this host lets the runner use " + std::to_string(ncpus) + " CPUs";
+}
+
 using detail::RunResult;
 using workloads::Workload;
 
@@ -46,7 +51,7 @@ void validate_host(const Scenario& s, const Workload& w, const std::vector<int>&
                      std::to_string(lim.semopm) + sem_file +
                      "; raise it, e.g. sysctl -w kernel.sem=\"32000 1024000000 500 32000\"");
   }
-  if (const std::string cpu_limit = w.check_cpus(ncpus); !cpu_limit.empty())
+  if (const std::string cpu_limit = w.check_cpus(ncpus, host_cpus(ncpus)); !cpu_limit.empty())
     throw InputError(cpu_limit);
   for (int n : s.threads) {
     const std::vector<int> sizes = w.array_sizes(n);
@@ -82,7 +87,7 @@ void validate_host(const Scenario& s, const Workload& w, const std::vector<int>&
                        " semaphores at once, more than this host's SEMMNS of " +
                        std::to_string(lim.semmns) + sem_file);
     }
-    if (const std::string placement = w.unplaceable(n, ncpus); !placement.empty())
+    if (const std::string placement = w.unplaceable(n, ncpus, host_cpus(ncpus)); !placement.empty())
       throw InputError(placement);
   }
 }

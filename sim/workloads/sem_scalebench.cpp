@@ -53,13 +53,12 @@ class Scalebench final : public Workload {
     return std::make_unique<ProgramOf<ScalebenchProgram>>(spec_.scalebench, task);
   }
 
-  std::string check_cpus(int cpus) const override {
+  std::string check_cpus(int cpus, const std::string& whose) const override {
     const int wanted = spec_.scalebench.max_cpus;
     if (spec_.pin != Pinning::Pinned || wanted <= cpus) return "";
-    return fmt::format("workload.max_cpus: {} CPUs, but this host lets the runner use {}", wanted,
-                       cpus);
+    return fmt::format("workload.max_cpus: {} CPUs, but {}", wanted, whose);
   }
-  std::string unplaceable(int n, int cpus) const override {
+  std::string unplaceable(int n, int cpus, const std::string& whose) const override {
     const auto& p = spec_.scalebench;
     for (int t = 0; t < n; ++t) {
       const int index = task_cpu(t, n, cpus);
@@ -68,10 +67,9 @@ class Scalebench final : public Workload {
           scalebench_first_unplaceable(n, p.interleave, p.threads_per_core, max_cpus(cpus));
       return fmt::format(
           "workload.pin: sem-scalebench places thread {} of {} on CPU {} (get_cpunr with "
-          "interleave {}, threads_per_core {}, {} CPUs), beyond the {} CPUs this host lets the "
-          "runner use: at most {} threads can be pinned; raise threads_per_core, or set "
-          "workload.pin to \"unpinned\"",
-          t, n, index, p.interleave, p.threads_per_core, max_cpus(cpus), cpus, fit);
+          "interleave {}, threads_per_core {}, {} CPUs), but {}: at most {} threads can be "
+          "pinned; raise threads_per_core, or set workload.pin to \"unpinned\"",
+          t, n, index, p.interleave, p.threads_per_core, max_cpus(cpus), whose, fit);
     }
     return "";
   }

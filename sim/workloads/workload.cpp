@@ -29,14 +29,13 @@ int Workload::task_cpu(int task, int threads, int cpus) const {
   return task % cpus;
 }
 
-std::string Workload::unplaceable(int threads, int cpus) const {
+std::string Workload::unplaceable(int threads, int cpus, const std::string& whose) const {
   const int ntasks = threads + extra_tasks();
   for (int t = 0; t < ntasks; ++t) {
     const int index = task_cpu(t, threads, cpus);
     if (index < cpus) continue;
     return "workload.tasks: task " + std::to_string(t) + " is pinned to CPU " +
-           std::to_string(index) + ", but this host lets the runner use " + std::to_string(cpus) +
-           " CPUs (0.." + std::to_string(cpus - 1) + ")";
+           std::to_string(index) + ", but " + whose + " (0.." + std::to_string(cpus - 1) + ")";
   }
   return "";
 }

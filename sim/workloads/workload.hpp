@@ -136,10 +136,14 @@ class Workload {
   virtual std::unique_ptr<Program> program(int task, int threads, std::uint64_t seed,
                                            ReadyFlags* ready) const = 0;
 
-  // Placement problems on `cpus` CPUs for the native runner ("" if none): the
-  // workload's own CPU limit, and the first task of `threads` that cannot be pinned.
-  virtual std::string check_cpus(int /*cpus*/) const { return ""; }
-  virtual std::string unplaceable(int threads, int cpus) const;
+  // Placement problems on `cpus` CPUs ("" if none): the workload's own CPU
+  // limit, and the first task of `threads` that cannot be pinned. `whose` says
+  // whose CPUs they are, as a clause the message ends with ("this host lets
+  // the runner use 2 CPUs", "machine laptop-4 has 4 CPUs"): the native runner
+  // asks about this host, the simulator about the scenario's machine, and
+  // both refuse a placement the benchmark itself could not make.
+  virtual std::string check_cpus(int /*cpus*/, const std::string& /*whose*/) const { return ""; }
+  virtual std::string unplaceable(int threads, int cpus, const std::string& whose) const;
 
  protected:
   WorkloadSpec spec_;

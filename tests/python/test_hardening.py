@@ -298,10 +298,22 @@ def test_bad_machine_files_name_their_field(run_cli, tmp_path, change, field):
 
 def test_validate_says_when_only_this_hosts_limits_stop_native(run_cli):
     cpus = len(os.sched_getaffinity(0))
-    proc = run_cli("validate", SCENARIOS / "host" / "sem-scalebench-m1-pinned.json", "--set", "machine=host-default",
-                   "--set", f"threads=[{2 * cpus + 2}]", "--set", "workload.max_cpus=4096")
+    proc = run_cli("validate", SCENARIOS / "host" / "sem-scalebench-m1-pinned.json", "--set", "machine=westmere-ex-160",
+                   "--set", f"threads=[{2 * cpus + 2}]", "--set", "workload.max_cpus=160")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("ok: ") and "semsim native` on this host would refuse it" in proc.stdout
+
+
+def test_a_pin_beyond_the_machines_cpus_is_refused_not_wrapped(run_cli):
+    # get_cpunr puts thread 3 of 4 on CPU 2: the benchmark could not bind it on 2 CPUs,
+    # so the simulator does not silently run it on another CPU either.
+    for command in ("validate", "run"):
+        proc = run_cli(command, SCENARIOS / "host" / "sem-scalebench-m1-pinned.json", "--set", "machine=host-default",
+                       "--set", "threads=[4]")
+        one_line_error(proc, "workload.pin", "machine host-default has 2 CPUs")
+    with pytest.raises(semsim.InputError, match="workload.max_cpus: 8 CPUs, but machine host-default has 2 CPUs"):
+        semsim.load_scenario(SCENARIOS / "host" / "sem-scalebench-m1-pinned.json", machine="host-default",
+                             sets=["workload.max_cpus=8"])
 
 
 def test_python_api_raises_input_error():
