@@ -248,7 +248,7 @@ MachineParams parse_machine(const Json& doc, const std::string& where) {
   m.sockets = static_cast<int>(as_int(require(topo, tp, "sockets"), tp + ".sockets", 1, 64));
   m.dies_per_socket =
       topo.contains("dies_per_socket")
-          ? static_cast<int>(as_int(topo["dies_per_socket"], tp + ".dies_per_socket", 1, 16))
+          ? static_cast<int>(as_int(topo["dies_per_socket"], tp + ".dies_per_socket", 1, 64))
           : 1;
   m.cores_per_die =
       static_cast<int>(as_int(require(topo, tp, "cores_per_die"), tp + ".cores_per_die", 1, 256));

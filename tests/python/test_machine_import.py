@@ -267,6 +267,17 @@ def test_imported_model_loads_and_its_matrix_drives_the_simulation(tmp_path):
     assert slowed[1]["ops_per_s"] < 0.98 * base[1]["ops_per_s"]
 
 
+def test_a_model_of_32_dies_per_socket_loads(tmp_path):
+    # A 64-core Xeon Phi (32 tiles of 2 cores) and a 64-core EPYC (16 CCXs a socket, 32 when
+    # the importer sees one socket) import as 32 dies a socket; the loader took at most 16,
+    # so `semsim machine import` wrote a model `semsim run` refused.
+    m = [[0.0 if a == b else (50.0 if a // 2 == b // 2 else 110.0) for b in range(64)] for a in range(64)]
+    model = mi.import_matrix(write_nviennot(tmp_path / "phi.csv", m, "Test Phi @ 1.30GHz"), "nviennot", name="phi")
+    assert model["topology"]["dies_per_socket"] == 32
+    (tmp_path / "phi.json").write_text(mi.dump(model))
+    assert semsim.simulate(scenario(tmp_path / "phi.json", threads=(2,))).points[0]["ops_per_s"] > 0
+
+
 def test_cli_writes_a_model_that_validates_and_runs(run_cli, tmp_path):
     m, _ = synthetic()
     write_nviennot(tmp_path / "m.csv", m)
@@ -370,7 +381,7 @@ def test_committed_presets_are_what_their_recorded_command_writes(preset, tmp_pa
 
 
 @needs_nviennot
-def test_real_nviennot_files():
+def test_real_nviennot_files(tmp_path):
     x5650 = mi.import_matrix(NVIENNOT / "c2c_Dual_Intel_R_Xeon_R_CPU_X5650_2_67GHz.csv", "nviennot")
     t = x5650["topology"]
     assert (t["sockets"], t["dies_per_socket"], t["cores_per_die"], t["threads_per_core"]) == (2, 1, 6, 2)
@@ -385,6 +396,9 @@ def test_real_nviennot_files():
     for p in files:
         model = mi.import_matrix(p, "nviennot")
         assert model["cpus"] == len(model["latency_matrix_ns"]["matrix"])
+        # and the simulator takes every model the importer writes
+        (tmp_path / "m.json").write_text(mi.dump(model))
+        semsim.load_scenario(scenario(tmp_path / "m.json", threads=(2,)))
 
 
 @needs_nviennot
