@@ -117,16 +117,26 @@ void Scheduler::run_on(Task& task, int cpu) {
 }
 
 int Scheduler::place_new(const Task& task) const {
+  const auto load = [&](int c) {
+    const auto& s = cpu(c);
+    return s.runqueue.size() + (s.current != nullptr ? 1 : 0);
+  };
+  // Busy cores: a CPU whose core has a loaded hardware thread is not on an idle core.
+  std::vector<char> core_busy(static_cast<std::size_t>(cpus()), 0);
+  for (int c = 0; c < cpus(); ++c)
+    if (load(c) > 0) core_busy[static_cast<std::size_t>(topo_.coords(c).core)] = 1;
   int best = -1;
   std::size_t best_load = 0;
+  char best_busy = 0;
   for (int c = 0; c < cpus(); ++c) {
-    const auto& s = cpu(c);
-    const std::size_t load = s.runqueue.size() + (s.current != nullptr ? 1 : 0);
-    if (best < 0 || load < best_load ||
-        (load == best_load &&
+    const std::size_t l = load(c);
+    const char busy = core_busy[static_cast<std::size_t>(topo_.coords(c).core)];
+    if (best < 0 || l < best_load || (l == best_load && busy < best_busy) ||
+        (l == best_load && busy == best_busy &&
          topo_.transfer(task.home_cpu, c) < topo_.transfer(task.home_cpu, best))) {
       best = c;
-      best_load = load;
+      best_load = l;
+      best_busy = busy;
     }
   }
   return best;

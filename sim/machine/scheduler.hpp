@@ -154,6 +154,9 @@ class Scheduler {
   // process's task; 0 on its first run anywhere, the table's last value on a CPU it
   // never ran on), and the count that the next distance is measured from.
   Tick switch_in_refill(Task& task, int cpu);
+  // Where a new unpinned task starts: the least loaded CPU; among those, one on a
+  // wholly idle core (select_idle_core(): CFS puts a new or woken task on an idle
+  // core before an idle SMT sibling of a busy one), then the nearest to its home.
   int place_new(const Task& task) const;
   int pick_cpu_for_wakeup(const Task& waker, const Task& wakee);
   void pull_for_idle(int cpu, Tick t);

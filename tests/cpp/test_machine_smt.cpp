@@ -335,5 +335,23 @@ TEST(Smt, FastPathMatchesReferenceModeWithSharedCores) {
   }
 }
 
+// New unpinned tasks go to idle cores before idle SMT siblings of busy ones
+// (select_idle_core()), whatever the CPU numbering: two aim9-shm processes (each
+// its own array, nothing shared) on the 2-core x 2-thread i3-ivybridge, whose
+// numbering puts CPUs 0 and 1 on one core, run twice as fast as one, as on
+// laptop-4 (linux numbering). Starting on CPUs 0 and 1 they shared a core: 1.31x.
+TEST(Smt, NewUnpinnedTasksStartOnIdleCoresBeforeSiblings) {
+  for (const char* machine : {"i3-ivybridge", "laptop-4"}) {
+    auto doc =
+        Json::parse(R"({"name": "aim9", "kernel": "hysteresis", "workload": {"type": "aim9-shm"},
+      "threads": [1, 2], "duration_ms": 2, "warmup_ms": 0.5, "precision": 0, "seed": 1})");
+    doc["machine"] = machine;
+    const auto points = driver::simulate(parse_scenario(doc))["points"];
+    const double one = points[0]["ops_per_s"].get<double>();
+    const double two = points[1]["ops_per_s"].get<double>();
+    EXPECT_NEAR(two / one, 2.0, 0.05) << machine;
+  }
+}
+
 }  // namespace
 }  // namespace semsim
