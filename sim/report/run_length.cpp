@@ -229,29 +229,46 @@ void RunLength::begin(Tick now, std::int64_t count, bool detected) {
   warmup_obs_.clear();
   warmup_obs_.shrink_to_fit();
   window_obs_.clear();
+  window_agg_ = 1;
+  pending_n_ = 0;
+  pending_sum_ = 0;
   batches_ = DoublingBatches(kMinBatches, first_batch_);
+}
+
+void RunLength::add_window_obs(std::int64_t inc) {
+  pending_sum_ += static_cast<double>(inc);
+  if (++pending_n_ < window_agg_) return;
+  window_obs_.push_back(pending_sum_);
+  pending_sum_ = 0;
+  pending_n_ = 0;
+  if (window_obs_.size() < 2 * kMaxWindowEntries) return;
+  for (std::size_t i = 0; i < kMaxWindowEntries; ++i)
+    window_obs_[i] = window_obs_[2 * i] + window_obs_[2 * i + 1];
+  window_obs_.resize(kMaxWindowEntries);
+  window_agg_ *= 2;
 }
 
 bool RunLength::shifted() const {
   const Mser m = mser5(window_obs_);
   if (!m.accepted || m.truncation == 0) return false;
+  // In observations: the truncation, and the observations the series holds.
+  const auto agg = static_cast<std::size_t>(window_agg_);
+  const std::size_t d = m.truncation * agg, n = window_obs_.size() * agg;
+  // The rest's batch means, per observation: the window's own batches that
+  // begin at or after the truncation.
   const auto per = static_cast<std::size_t>(batches_.per_batch());
-  const std::size_t n = window_obs_.size(), d = m.truncation;
-  std::vector<double> means;  // the rest's batch means, in observations
-  double rest = 0;
-  for (std::size_t i = d; i + per <= n; i += per) {
-    double s = 0;
-    for (std::size_t j = i; j < i + per; ++j) s += window_obs_[j];
-    means.push_back(s / static_cast<double>(per));
-  }
+  const auto& sums = batches_.sums();
+  std::vector<double> means;
+  for (std::size_t k = (d + per - 1) / per; k < sums.size(); ++k)
+    means.push_back(static_cast<double>(sums[k]) / static_cast<double>(per));
   if (means.size() < static_cast<std::size_t>(kMinBatches / 2)) return false;
   const BatchCi c = batch_ci(means);
   if (!c.independent) return false;
-  for (std::size_t i = d; i < n; ++i) rest += window_obs_[i];
-  rest /= static_cast<double>(n - d);
-  double before = 0;
-  for (std::size_t i = 0; i < d; ++i) before += window_obs_[i];
+  double before = 0, rest = 0;
+  for (std::size_t i = 0; i < window_obs_.size(); ++i)
+    (i < m.truncation ? before : rest) += window_obs_[i];
   before /= static_cast<double>(d);
+  rest /= static_cast<double>(n - d);
   // The long-run variance of one observation from the rest's batch means; the
   // two levels' difference in its standard errors (equal under no shift).
   double ss = 0;
@@ -295,7 +312,7 @@ RunLength::Step RunLength::observe(Tick now, std::int64_t count) {
     warmup_obs_.push_back(static_cast<double>(inc));
   } else if (phase_ == Phase::Window) {
     const bool regular = now - prev_ == interval_;
-    if (regular && precision_ > 0) window_obs_.push_back(static_cast<double>(inc));
+    if (regular && precision_ > 0) add_window_obs(inc);
     const bool completed = regular && batches_.add(inc);
     if (now >= ceiling_) {
       reached_ = evaluate(now, count);

@@ -206,8 +206,15 @@ class RunLength {
   bool detected_ = false, reached_ = false;
   Tick begin_ = 0, stop_ = 0, prev_ = 0, mser_date_ = 0;
   DoublingBatches batches_;
-  Tick first_batch_ = 1;            // observations per batch at a window's start
-  std::vector<double> window_obs_;  // the window's observations (step 4)
+  Tick first_batch_ = 1;  // observations per batch at a window's start
+  // The window's observations for step 4, each entry the sum of window_agg_ of
+  // them: pairs merge when there are 2 * kMaxWindowEntries, so a long window
+  // keeps a bounded series (as its batches are bounded).
+  static constexpr std::size_t kMaxWindowEntries = 4096;
+  std::vector<double> window_obs_;
+  std::int64_t window_agg_ = 1, pending_n_ = 0;
+  double pending_sum_ = 0;
+  void add_window_obs(std::int64_t inc);
   int restarts_ = 0;
   BatchCi ci_;
   double rate_ = 0, half_width_ = 0;

@@ -333,6 +333,23 @@ TEST(RunLength, AWindowBeganOnATransientLevelBeginsAgainAfterTheJump) {
   EXPECT_EQ(f.begin, w);
 }
 
+// The same late in a long window: 11,900 observations before the jump, past the
+// point where the window's series merges pairs to stay bounded (8,192 entries).
+// (MSER-5 looks for the truncation in the first half of the series: the restart
+// comes once the jump lies there.)
+TEST(RunLength, AJumpLateInALongWindowStillBeginsItAgain) {
+  const Tick w = 1 * kTicksPerMs, ceiling = 400 * kTicksPerMs, jump = 120 * kTicksPerMs;
+  RunLength rl(w, ceiling, 1e-9);  // never precise enough to stop
+  std::mt19937_64 gen(9);
+  const auto d = drive(rl, [&](Tick, Tick b) {
+    const std::int64_t level = b <= jump ? 10 : 1000;
+    return level + static_cast<std::int64_t>(gen() % 5) - 2;
+  });
+  EXPECT_GE(d.json["window_restarts"].get<int>(), 1);
+  EXPECT_GT(d.begin, jump);
+  EXPECT_NEAR(d.json["rate_per_s"].get<double>(), 1000.0 / 10e-6, 0.01 * 1000.0 / 10e-6);
+}
+
 // Stationary but autocorrelated counts (an AR(1) process, correlation 0.97 from
 // one observation to the next): the early batch means fail the independence
 // test until the batches double, but no level moved, so the window never begins
