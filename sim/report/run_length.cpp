@@ -227,33 +227,40 @@ void RunLength::begin(Tick now, std::int64_t count, bool detected) {
   begin_count_ = count;
   detected_ = detected;
   warmup_obs_.clear();
-  warmup_obs_.shrink_to_fit();
   window_obs_.clear();
-  window_agg_ = 1;
-  pending_n_ = 0;
-  pending_sum_ = 0;
   batches_ = DoublingBatches(kMinBatches, first_batch_);
 }
 
-void RunLength::add_window_obs(std::int64_t inc) {
-  pending_sum_ += static_cast<double>(inc);
-  if (++pending_n_ < window_agg_) return;
-  window_obs_.push_back(pending_sum_);
+bool BoundedSeries::add(std::int64_t count) {
+  pending_sum_ += static_cast<double>(count);
+  if (++pending_n_ < agg_) return false;
+  entries_.push_back(pending_sum_);
   pending_sum_ = 0;
   pending_n_ = 0;
-  if (window_obs_.size() < 2 * kMaxWindowEntries) return;
-  for (std::size_t i = 0; i < kMaxWindowEntries; ++i)
-    window_obs_[i] = window_obs_[2 * i] + window_obs_[2 * i + 1];
-  window_obs_.resize(kMaxWindowEntries);
-  window_agg_ *= 2;
+  if (entries_.size() == 2 * kMaxEntries) {
+    for (std::size_t i = 0; i < kMaxEntries; ++i)
+      entries_[i] = entries_[2 * i] + entries_[2 * i + 1];
+    entries_.resize(kMaxEntries);
+    agg_ *= 2;
+  }
+  return true;
+}
+
+void BoundedSeries::clear() {
+  entries_.clear();
+  entries_.shrink_to_fit();
+  agg_ = 1;
+  pending_n_ = 0;
+  pending_sum_ = 0;
 }
 
 bool RunLength::shifted() const {
-  const Mser m = mser5(window_obs_);
+  const auto& obs = window_obs_.entries();
+  const Mser m = mser5(obs);
   if (!m.accepted || m.truncation == 0) return false;
   // In observations: the truncation, and the observations the series holds.
-  const auto agg = static_cast<std::size_t>(window_agg_);
-  const std::size_t d = m.truncation * agg, n = window_obs_.size() * agg;
+  const auto agg = static_cast<std::size_t>(window_obs_.agg());
+  const std::size_t d = m.truncation * agg, n = obs.size() * agg;
   // The rest's batch means, per observation: the window's own batches that
   // begin at or after the truncation.
   const auto per = static_cast<std::size_t>(batches_.per_batch());
@@ -265,8 +272,7 @@ bool RunLength::shifted() const {
   const BatchCi c = batch_ci(means);
   if (!c.independent) return false;
   double before = 0, rest = 0;
-  for (std::size_t i = 0; i < window_obs_.size(); ++i)
-    (i < m.truncation ? before : rest) += window_obs_[i];
+  for (std::size_t i = 0; i < obs.size(); ++i) (i < m.truncation ? before : rest) += obs[i];
   before /= static_cast<double>(d);
   rest /= static_cast<double>(n - d);
   // The long-run variance of one observation from the rest's batch means; the
@@ -303,16 +309,17 @@ bool RunLength::evaluate(Tick now, std::int64_t count) {
 }
 
 RunLength::Step RunLength::observe(Tick now, std::int64_t count) {
+  bool new_entry = false;  // the warm-up series completed an entry
   const std::int64_t inc = count - last_;
   last_ = count;
   Step step = Step::Continue;
   if (phase_ == Phase::Start) {
     phase_ = Phase::Warmup;
   } else if (phase_ == Phase::Warmup) {
-    warmup_obs_.push_back(static_cast<double>(inc));
+    new_entry = warmup_obs_.add(inc);
   } else if (phase_ == Phase::Window) {
     const bool regular = now - prev_ == interval_;
-    if (regular && precision_ > 0) add_window_obs(inc);
+    if (regular && precision_ > 0) window_obs_.add(inc);
     const bool completed = regular && batches_.add(inc);
     if (now >= ceiling_) {
       reached_ = evaluate(now, count);
@@ -340,9 +347,12 @@ RunLength::Step RunLength::observe(Tick now, std::int64_t count) {
       begin(now, count, false);
       step = Step::Begin;
     } else {
-      const std::size_t n = warmup_obs_.size();
-      if ((now == warmup_end_ || n % 5 == 0) && n >= kMinMserObservations) {
-        mser_ = mser5(warmup_obs_);
+      // Every 5 entries (observations, until the series merges: then its
+      // cost stays bounded however long the warm-up).
+      const std::size_t n = warmup_obs_.entries().size();
+      if ((now == warmup_end_ || (new_entry && n % 5 == 0)) && n >= kMinMserObservations) {
+        mser_ = mser5(warmup_obs_.entries());
+        mser_agg_ = warmup_obs_.agg();
         mser_date_ = now;
         if (mser_.accepted) {
           begin(now, count, true);
@@ -387,7 +397,7 @@ Json RunLength::to_json(const char* counter) const {
   // Where MSER-5 put the end of the transient, at the date it was last run.
   if (precision_ > 0 && mser_date_ > 0)
     j["mser_truncation_ms"] =
-        ms((warmup_end_ % interval_) + interval_ * static_cast<Tick>(mser_.truncation));
+        ms((warmup_end_ % interval_) + interval_ * mser_agg_ * static_cast<Tick>(mser_.truncation));
   j["window_ms"] = ms(stop_ - begin_);
   j["simulated_ms"] = ms(stop_);
   j["ceiling_ms"] = ms(ceiling_);

@@ -128,6 +128,25 @@ class DoublingBatches {
   std::vector<std::int64_t> sums_;
 };
 
+// A series of counts that stays bounded: entry i is the sum of agg() consecutive
+// observations; at 2 * kMaxEntries entries pairs merge and agg() doubles (as
+// DoublingBatches does for the batches). Below kMaxEntries observations it is the
+// observations themselves.
+class BoundedSeries {
+ public:
+  static constexpr std::size_t kMaxEntries = 4096;
+  // Adds one observation; true when it completed an entry.
+  bool add(std::int64_t count);
+  const std::vector<double>& entries() const { return entries_; }
+  std::int64_t agg() const { return agg_; }
+  void clear();
+
+ private:
+  std::vector<double> entries_;
+  std::int64_t agg_ = 1, pending_n_ = 0;
+  double pending_sum_ = 0;
+};
+
 // One run of a point, as pool_repeats() needs it.
 struct RunEstimate {
   double rate = 0;         // the counter's rate over the run's window
@@ -201,20 +220,14 @@ class RunLength {
   double precision_, target_;  // the point's precision; this run's (precision * sqrt(repeats))
   enum class Phase { Start, Warmup, Window, Done } phase_ = Phase::Start;
   std::int64_t last_ = 0, begin_count_ = 0;
-  std::vector<double> warmup_obs_;
+  BoundedSeries warmup_obs_;
+  std::int64_t mser_agg_ = 1;  // observations per entry when MSER-5 last ran
   Mser mser_;
   bool detected_ = false, reached_ = false;
   Tick begin_ = 0, stop_ = 0, prev_ = 0, mser_date_ = 0;
   DoublingBatches batches_;
-  Tick first_batch_ = 1;  // observations per batch at a window's start
-  // The window's observations for step 4, each entry the sum of window_agg_ of
-  // them: pairs merge when there are 2 * kMaxWindowEntries, so a long window
-  // keeps a bounded series (as its batches are bounded).
-  static constexpr std::size_t kMaxWindowEntries = 4096;
-  std::vector<double> window_obs_;
-  std::int64_t window_agg_ = 1, pending_n_ = 0;
-  double pending_sum_ = 0;
-  void add_window_obs(std::int64_t inc);
+  Tick first_batch_ = 1;      // observations per batch at a window's start
+  BoundedSeries window_obs_;  // the window's observations (step 4)
   int restarts_ = 0;
   BatchCi ci_;
   double rate_ = 0, half_width_ = 0;

@@ -371,6 +371,26 @@ TEST(RunLength, CorrelatedStationaryCountsDoNotRestartTheWindow) {
   EXPECT_EQ(restarts, 0);
 }
 
+// A ramp of 150 ms and a warm-up of at least 100 ms, at 10 us observations: MSER-5
+// first looks at 10,000 of them, past the point where the warm-up series merges
+// pairs (8,192). The ramp is still detected, and the truncation is reported in
+// simulated time, not in merged entries.
+TEST(RunLength, ALongRampIsDetectedInTheMergedSeries) {
+  const Tick w = 100 * kTicksPerMs, ceiling = 2000 * kTicksPerMs, ramp = 150 * kTicksPerMs;
+  RunLength rl(w, ceiling, 0.01);
+  ASSERT_EQ(rl.interval(), 10 * kTicksPerUs);
+  std::mt19937_64 gen(3);
+  const auto d = drive(rl, [&](Tick, Tick b) {
+    const double level = b < ramp ? static_cast<double>(b) / static_cast<double>(ramp) : 1.0;
+    return static_cast<std::int64_t>(1000.0 * level) + static_cast<std::int64_t>(gen() % 21) - 10;
+  });
+  EXPECT_TRUE(d.json["warmup_detected"].get<bool>());
+  EXPECT_GE(d.begin, ramp);
+  EXPECT_GE(d.json["mser_truncation_ms"].get<double>(), 100.0);
+  EXPECT_LE(d.json["mser_truncation_ms"].get<double>(), ticks_to_seconds(d.begin) * 1e3);
+  EXPECT_TRUE(d.json["reached"].get<bool>());
+}
+
 // The same noisy counter: a run of a point of three stops earlier than the
 // point's only run, at its looser target (precision * sqrt(3)), and not before
 // its 20 batches.
