@@ -311,14 +311,20 @@ TEST(RunLength, TheWindowBeginsAfterADetectedRamp) {
 // takes the first level for the steady state and the window begins on it; the
 // jump leaves the batch means correlated, the window begins again after it,
 // and the interval is the second level's.
+// Counts of 10 per observation up to `jump`, then 1000, each +- noise (seeded).
+Drive drive_jump(RunLength& rl, Tick jump, int noise, std::uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  return drive(rl, [&](Tick, Tick b) {
+    const std::int64_t level = b <= jump ? 10 : 1000;
+    return level + static_cast<std::int64_t>(gen() % static_cast<std::uint64_t>(2 * noise + 1)) -
+           noise;
+  });
+}
+
 TEST(RunLength, AWindowBeganOnATransientLevelBeginsAgainAfterTheJump) {
   const Tick w = 1 * kTicksPerMs, ceiling = 50 * kTicksPerMs, jump = 3 * kTicksPerMs;
   RunLength rl(w, ceiling, 0.01);
-  std::mt19937_64 gen(5);
-  const auto d = drive(rl, [&](Tick, Tick b) {
-    const std::int64_t level = b <= jump ? 10 : 1000;
-    return level + static_cast<std::int64_t>(gen() % 21) - 10;
-  });
+  const auto d = drive_jump(rl, jump, 10, 5);
   EXPECT_EQ(d.json["window_restarts"].get<int>(), 1);
   EXPECT_GT(d.begin, jump);
   EXPECT_TRUE(d.json["reached"].get<bool>());
@@ -340,11 +346,7 @@ TEST(RunLength, AWindowBeganOnATransientLevelBeginsAgainAfterTheJump) {
 TEST(RunLength, AJumpLateInALongWindowStillBeginsItAgain) {
   const Tick w = 1 * kTicksPerMs, ceiling = 400 * kTicksPerMs, jump = 120 * kTicksPerMs;
   RunLength rl(w, ceiling, 1e-9);  // never precise enough to stop
-  std::mt19937_64 gen(9);
-  const auto d = drive(rl, [&](Tick, Tick b) {
-    const std::int64_t level = b <= jump ? 10 : 1000;
-    return level + static_cast<std::int64_t>(gen() % 5) - 2;
-  });
+  const auto d = drive_jump(rl, jump, 2, 9);
   EXPECT_GE(d.json["window_restarts"].get<int>(), 1);
   EXPECT_GT(d.begin, jump);
   EXPECT_NEAR(d.json["rate_per_s"].get<double>(), 1000.0 / 10e-6, 0.01 * 1000.0 / 10e-6);
