@@ -218,8 +218,8 @@ RunLength::RunLength(Tick warmup_end, Tick ceiling, double precision, Tick min_b
       next_(warmup_end % interval_),  // the grid runs through warmup_end
       precision_(precision),
       target_(repeats <= 1 ? precision : precision * std::sqrt(static_cast<double>(repeats))),
-      batches_(kMinBatches, std::max<Tick>(1, (min_batch + interval_ - 1) / interval_)),
-      first_batch_(std::max<Tick>(1, (min_batch + interval_ - 1) / interval_)) {}
+      first_batch_(std::max<Tick>(1, (min_batch + interval_ - 1) / interval_)),
+      batches_(kMinBatches, first_batch_) {}
 
 void RunLength::begin(Tick now, std::int64_t count, bool detected) {
   phase_ = Phase::Window;

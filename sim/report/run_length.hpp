@@ -37,9 +37,9 @@
 //      level for the steady state) leaves the window's batch means correlated.
 //      At a completed batch whose means fail the independence test, MSER-5
 //      runs over the window's own observations; if it truncates, the rest (at
-//      least half the batches) passes the independence test, and the level
-//      moved by more than 4 standard errors and by more than half the later
-//      level (shifted()), the window begins again there and then: a restart
+//      least kMinBatches / 2 of the window's batches) passes the independence
+//      test, and the level moved by more than 4 standard errors and by more
+//      than half the later level (shifted()), the window begins again then: a restart
 //      costs simulated time, never bias, and the lock and line statistics
 //      begin with it ("window_restarts", with precision > 0).
 //   precision 0 switches this off: the window is [warmup_ms, ceiling] as
@@ -225,8 +225,8 @@ class RunLength {
   Mser mser_;
   bool detected_ = false, reached_ = false;
   Tick begin_ = 0, stop_ = 0, prev_ = 0, mser_date_ = 0;
+  Tick first_batch_ = 1;  // observations per batch at a window's start
   DoublingBatches batches_;
-  Tick first_batch_ = 1;      // observations per batch at a window's start
   BoundedSeries window_obs_;  // the window's observations (step 4)
   int restarts_ = 0;
   BatchCi ci_;
