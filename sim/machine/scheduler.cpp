@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 #include <string>
+#include <tuple>
 
 namespace semsim::machine {
 
@@ -20,6 +21,7 @@ Scheduler::Scheduler(const Topology& topo, std::uint64_t seed, LockKind rq_lock)
       smt_(topo),
       idle_((cpus_.size() + 63) / 64, 0),
       unpinned_(cpus_.size(), 0),
+      core_running_(static_cast<std::size_t>(topo.coords(topo.cpus() - 1).core) + 1, 0),
       rng_(seed),
       jitter_rng_(Rng::derive(seed, 1)) {
   const auto& p = topo.params();
@@ -80,7 +82,11 @@ void Scheduler::end_idle_period(CpuState& c, Tick t) {
 }
 
 void Scheduler::set_current(int cpu, Task* task) {
-  state(cpu).current = task;
+  Task*& current = state(cpu).current;
+  auto& running = core_running_[static_cast<std::size_t>(topo_.coords(cpu).core)];
+  if (current == nullptr && task != nullptr) ++running;
+  if (current != nullptr && task == nullptr) --running;
+  current = task;
   const auto c = static_cast<std::size_t>(cpu);
   const std::uint64_t bit = std::uint64_t{1} << (c % 64);
   if (task == nullptr)
@@ -326,14 +332,25 @@ void Scheduler::block(Task& task) {
 
 int Scheduler::pick_cpu_for_wakeup(const Task& waker, const Task& wakee) {
   if (wakee.pinned) return wakee.home_cpu;
-  // select_idle_sibling() in spirit: stay where we ran if that CPU is idle,
-  // else take the nearest idle CPU, else go back to our own CPU's queue.
+  // select_idle_sibling(): stay where we ran if that CPU is idle; else an idle CPU,
+  // searched in the last-level cache we ran in first, and there a wholly idle core
+  // before an idle SMT sibling of a busy one (select_idle_core() before
+  // select_idle_cpu(); 3.10's search of the LLC's groups did the same); nearest
+  // first, then the lowest id. An idle CPU beyond the LLC (which CFS reaches only
+  // through wake_affine or the idle balancer, neither modelled) comes last, by the
+  // same order; else the wakee goes back to its own CPU's queue.
   if (cpu(wakee.cpu).current == nullptr) return wakee.cpu;
+  const int llc = topo_.coords(wakee.cpu).die;
   int best = -1;
+  std::tuple<bool, bool, Tick> best_key{};
   for (std::size_t w = 0; w < idle_.size(); ++w)  // the idle CPUs in id order
     for (std::uint64_t bits = idle_[w]; bits != 0; bits &= bits - 1) {
       const int c = static_cast<int>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits)));
-      if (best < 0 || topo_.transfer(wakee.cpu, c) < topo_.transfer(wakee.cpu, best)) best = c;
+      const auto& at = topo_.coords(c);
+      const std::tuple<bool, bool, Tick> key{at.die != llc,
+                                             core_running_[static_cast<std::size_t>(at.core)] > 0,
+                                             topo_.transfer(wakee.cpu, c)};
+      if (best < 0 || key < best_key) best = c, best_key = key;
     }
   if (best >= 0) {
     // The search is not always made (SIS_UTIL): then the wakee queues where it ran.

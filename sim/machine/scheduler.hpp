@@ -36,16 +36,18 @@
 //
 // Placement:
 //   pinned:   a task only ever runs on home_cpu;
-//   unpinned: at start, the least loaded CPU (running + queued), ties to the
-//             CPU nearest home_cpu, then the lowest id; on wakeup, its own
-//             CPU if idle, else the nearest idle CPU (in `idle_search_share`
-//             of the wake-ups), else its own CPU's run queue
-//             (select_idle_sibling in spirit), except in `busy_pull_share` of
-//             the wake-ups whose own CPU is another, busy one: then the waker's
-//             CPU (measured on this kind of host, where partners that wake each
-//             other end up on one CPU); a CPU going idle pulls the most
-//             recently queued unpinned task from the longest run queue
-//             (newidle balancing; gated where the model has migration_cost).
+//   unpinned: at start, the least loaded CPU (running + queued), ties to one
+//             on a wholly idle core, then to the CPU nearest home_cpu, then the
+//             lowest id; on wakeup (select_idle_sibling), its own CPU if idle,
+//             else an idle CPU (in `idle_search_share` of the wake-ups): one of
+//             its own last-level cache before any other, a wholly idle core
+//             before an idle SMT sibling of a busy one (select_idle_core), the
+//             nearest, the lowest id; else its own CPU's run queue, except in
+//             `busy_pull_share` of the wake-ups whose own CPU is another, busy
+//             one: then the waker's CPU (measured on this kind of host, where
+//             partners that wake each other end up on one CPU); a CPU going idle
+//             pulls the most recently queued unpinned task from the longest run
+//             queue (newidle balancing; gated where the model has migration_cost).
 // Simplifications (assumptions, stated not hidden): no periodic load
 // balancing and no migration of a running task; wakeup preemption (when the
 // model says the host does it: `wakeup_preemption`) takes effect at the
@@ -158,6 +160,7 @@ class Scheduler {
   // wholly idle core (select_idle_core(): CFS puts a new or woken task on an idle
   // core before an idle SMT sibling of a busy one), then the nearest to its home.
   int place_new(const Task& task) const;
+  // Where a woken unpinned task runs (select_idle_sibling()): see the header, Placement.
   int pick_cpu_for_wakeup(const Task& waker, const Task& wakee);
   void pull_for_idle(int cpu, Tick t);
   // CFS's newidle gates (migration_cost > 0): may `cpu` balance at t, may it take `task`.
@@ -181,6 +184,7 @@ class Scheduler {
   // balancing skips a queue with none without looking at its tasks.
   std::vector<std::uint64_t> idle_;
   std::vector<std::uint32_t> unpinned_;
+  std::vector<std::uint16_t> core_running_;  // per core: its CPUs with a current task
   Rng rng_;
   Rng jitter_rng_;
 };

@@ -637,6 +637,51 @@ TEST(MachineSched, TheBusyPullShareDecidesWhetherAWakeeJoinsTheWakersCpu) {
   EXPECT_EQ(cpu_pulled_to(1.0, true), 1);
 }
 
+// select_idle_sibling() on SMT: three cores of two threads (CPUs 0-1, 2-3, 4-5). A
+// sleeper that ran on CPU 0 is woken by a task on CPU 2 while a loop keeps CPU 0 busy,
+// and a loop on each CPU of `busy_cpus` as well. Where does the sleeper run?
+int smt_wakee_cpu(const std::vector<int>& busy_cpus) {
+  machine::Topology topo(machine_test::smt_pairs_machine(6));
+  Scheduler sched(topo, 5);
+  machine_test::TaskSet set;
+  int ran_on = -1;
+  bool stop = false;
+  Task& sleeper = set.add(
+      0,
+      [&](Task& t) {
+        sched.start(t);
+        sched.block(t);
+        ran_on = t.cpu;
+        stop = true;
+        sched.exit(t);
+      },
+      false);
+  for (int c : busy_cpus)
+    set.add(c, [&](Task& t) {
+      sched.start(t);
+      loop_until(sched, t, stop);
+      sched.exit(t);
+    });
+  set.add(2, [&](Task& t) {
+    sched.start(t);
+    t.idle_until(ns_to_ticks(50000));
+    t.sync();
+    sched.wake(t, sleeper);
+    loop_until(sched, t, stop);
+    sched.exit(t);
+  });
+  set.sim.run();
+  return ran_on;
+}
+
+// A wholly idle core before the idle sibling of a busy one (select_idle_core()), even
+// though the sibling is the nearest CPU; with every core busy, the nearest idle CPU.
+TEST(MachineSched, AWakeeTakesAnIdleCoreBeforeAnIdleSmtSibling) {
+  EXPECT_EQ(smt_wakee_cpu({0}), 4);        // idle: 1 (sibling), 3 (waker's sibling), 4, 5
+  EXPECT_EQ(smt_wakee_cpu({0, 5}), 1);     // no idle core: its own core's sibling
+  EXPECT_EQ(smt_wakee_cpu({0, 1, 4}), 3);  // only 3 and 5 idle, both beside busy CPUs
+}
+
 TEST(MachineSched, WakingATaskThatHasNotBlockedYetIsNotLost) {
   const auto params = sched_machine(2);
   machine::Topology topo(params);
