@@ -76,6 +76,7 @@ Json derive_model(const Measurements& x, const SimulatedCall& simulated_call_ns)
   }
   record("l1_load", x.l1_load);
   record("memory_load", x.memory_load);
+  record("semop_einval", x.semop_einval);
   record("runner_loop_einval", x.runner_loop_einval);
   record("busy_loop_iteration", x.busy_loop_iteration);
   record("bubble_sort_round", x.bubble_sort_round);

@@ -75,6 +75,8 @@ Measurements measure(bool quick, const std::string& name) {
   if (n > 1) x.remote = probes::futex_wake_busy_remote(cpus[0], cpus[1], st);
   x.l1_load = probes::l1_load(st);
   x.memory_load = probes::memory_load(st);
+  // Back to back: the difference is the runner's own work, so both see one host state.
+  x.semop_einval = probes::semop_einval(st);
   x.runner_loop_einval = probes::runner_loop_with_einval(st);
   x.busy_loop_iteration = probes::busy_loop_iteration(st);
   x.bubble_sort_round = probes::bubble_sort_round(st);

@@ -42,8 +42,8 @@ struct Measurements {
   int busy_pull_pairs = 0;
   probes::ProtectionCurve protection;
   probes::RemoteWake remote;
-  probes::Stat l1_load, memory_load, runner_loop_einval, busy_loop_iteration, bubble_sort_round,
-      memcpy_byte, tsc_ghz, time_slice;
+  probes::Stat l1_load, memory_load, semop_einval, runner_loop_einval, busy_loop_iteration,
+      bubble_sort_round, memcpy_byte, tsc_ghz, time_slice;
   std::vector<probes::NoiseCpu> os_noise;
 };
 

@@ -648,6 +648,13 @@ Stat runner_loop_with_einval(const Settings& s) {
   });
 }
 
+Stat semop_einval(const Settings& s) {
+  return loop_probe(s, [](long n) {
+    struct sembuf buf {};
+    for (long i = 0; i < n; ++i) semop(-1, &buf, 1);
+  });
+}
+
 Stat busy_loop_iteration(const Settings& s) {
   return loop_probe(s, [](long n) { workloads::busy_loop(n); });
 }

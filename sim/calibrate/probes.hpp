@@ -148,11 +148,15 @@ Stat memory_load(const Settings& s);
 
 // User-space work: the runner's own per-call loop around semop() (workload programs,
 // phase word, sembuf conversion, counter store, glibc wrapper) timed with a semop() that
-// the kernel rejects at entry (semid -1), minus nothing (the caller subtracts the bare
-// system call); one iteration of sem-lockunlock's busy loop (workloads::busy_loop); one
+// the kernel rejects at entry (semid -1), minus nothing (the caller subtracts
+// semop_einval); one iteration of sem-lockunlock's busy loop (workloads::busy_loop); one
 // round of sem-scalebench's delay (workloads::bubble_sort_delay); memcpy per byte over
 // AIM9's size table within L1.
 Stat runner_loop_with_einval(const Settings& s);
+// The same semop() that the kernel rejects at entry, in a bare loop: the system call's
+// own part of runner_loop_with_einval (glibc's wrapper and the kernel's path to the
+// EINVAL test), which semop_kernel_path already holds.
+Stat semop_einval(const Settings& s);
 Stat busy_loop_iteration(const Settings& s);
 Stat bubble_sort_round(const Settings& s);
 Stat memcpy_byte(const Settings& s);

@@ -97,13 +97,15 @@ const std::vector<Rule>& cost_rules() {
              "wakeup_waker",
      .assumed = 0.0},
     {.param = "costs_ns.user_loop_iteration", .hosts = Hosts::Any,
-     .formula = {{1, "runner_loop_einval"}, {-1, "getppid"}},
+     .formula = {{1, "runner_loop_einval"}, {-1, "semop_einval"}},
      .floor_ns = 0.5,
-     .probes = "runner_loop_einval, getppid",
+     .probes = "runner_loop_einval, semop_einval",
      .text = "the native runner's own user-space work per semop() call (task program, phase "
-             "word, sembuf conversion, counter store, glibc wrapper), timed around a semop() "
-             "the kernel rejects at entry (semid -1), minus the bare syscall; one iteration of "
-             "sem-lockunlock's empty busy loop is a different figure: busy_loop_iteration"},
+             "word, sembuf conversion, counter store), timed around a semop() the kernel "
+             "rejects at entry (semid -1), minus the same semop() in a bare loop: glibc's "
+             "wrapper and the kernel's path to the EINVAL test are part of every semop(), "
+             "which semop_kernel_path holds (it is closed on the semop probe); one iteration "
+             "of sem-lockunlock's empty busy loop is a different figure: busy_loop_iteration"},
     {.param = "costs_ns.busy_loop_iteration", .hosts = Hosts::Any,
      .formula = {{1, "busy_loop_iteration"}},
      .text = "one iteration of sem-lockunlock's empty volatile loop (workloads::busy_loop)"},

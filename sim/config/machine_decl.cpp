@@ -230,7 +230,8 @@ const std::vector<ParamDecl>& machine_params() {
      .min_exclusive = true,
      .max = kMaxParamNs,
      .description =
-         "user-space overhead of one benchmark loop iteration, syscall wrapper included",
+         "user-space overhead of one benchmark loop iteration around its call (the syscall "
+         "wrapper and entry are the semop path's)",
      .ticks = &machine::MachineParams::user_loop_iteration},
     {.group = "costs_ns",
      .key = "bubble_sort_round",

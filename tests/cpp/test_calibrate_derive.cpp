@@ -79,6 +79,7 @@ Measurements fixture(int n, bool preempts) {
   if (n > 1) x.remote = {stat(2400), stat(1750)};
   x.l1_load = stat(1.25);
   x.memory_load = stat(96.5);
+  x.semop_einval = stat(66.0);
   x.runner_loop_einval = stat(74.0);
   x.busy_loop_iteration = stat(0.51);
   x.bubble_sort_round = stat(212.0);
@@ -117,6 +118,13 @@ TEST(CalibrateDerive, FourCpusThatPreemptGiveTheRecordedModel) {
 TEST(CalibrateDerive, OneCpuThatDoesNotPreemptGivesTheRecordedModel) {
   const Json m = derive_model(fixture(1, false), simulated_call_ns);
   expect_recorded(m, "calibration_derived_1cpu.json");
+}
+
+// The runner's own work is its loop minus the same rejected semop() in a bare loop, not
+// minus getppid: the semop's own wrapper and entry path are in semop_kernel_path.
+TEST(CalibrateDerive, TheUserLoopIsTheRunnersLoopMinusTheBareRejectedSemop) {
+  const Json m = derive_model(fixture(4, true), simulated_call_ns);
+  EXPECT_DOUBLE_EQ(m["costs_ns"]["user_loop_iteration"]["value"].get<double>(), 74.0 - 66.0);
 }
 
 }  // namespace
