@@ -12,7 +12,7 @@ LineWatchers* LineWatchers::attach(CacheLine& line) {
 void LineWatchers::park(Task& t) {
   t.pay_turn();
   parked_.push_back(&t);
-  t.actor->park();
+  t.park_spinning();
 }
 
 void LineWatchers::wake_all(Tick date) {

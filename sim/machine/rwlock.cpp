@@ -78,7 +78,7 @@ void RwLock::read_lock(const Topology& topo, Task& task) {
   }
   stats_.read.contended_on(task.cpu);
   waiting_readers_.push_back({&task, task.cursor});
-  task.actor->park();  // write_unlock sets our cursor to the date we get in and unparks us then
+  task.park_spinning();  // write_unlock sets our cursor to the date we get in and unparks us then
 }
 
 void RwLock::read_unlock(const Topology& topo, Task& task) {
@@ -126,7 +126,7 @@ void RwLock::write_lock(const Topology& topo, Task& task) {
   }
   stats_.write.contended_on(task.cpu);
   waiting_writers_.push_back({&task, task.cursor});
-  task.actor->park();
+  task.park_spinning();
 }
 
 void RwLock::write_unlock(const Topology& topo, Task& task) {

@@ -78,7 +78,7 @@ void Spinlock::lock(const Topology& topo, Task& task) {
     }
     stats_.contended_on(task.cpu);
     waiters_.push_back({&task, task.cursor, task.cursor, false});
-    task.actor->park();
+    task.park_spinning();
     return;
   }
   // Ticket: fetch-and-add on the tail; queued: cmpxchg on the lock word, or
@@ -117,7 +117,7 @@ void Spinlock::lock(const Topology& topo, Task& task) {
   waiters_.push_back(w);
   // unlock() makes us the holder, dates our cursor to when we see the release
   // and unparks us then.
-  task.actor->park();
+  task.park_spinning();
   if (queued()) {
     // We see the release: claim the lock word with an atomic
     // (clear_pending_set_locked / set_locked), at our own date.

@@ -159,6 +159,8 @@ struct Task {
   Tick slice_start = 0;      // when it last got its CPU
   Func func = Func::User;    // what is executing now, for attribution
   FuncTimes time{};          // CPU time by function
+  bool spin_parked = false;  // in park_spinning(), since spin_since
+  Tick spin_since = 0;
   std::uint64_t semops = 0;  // completed semop() calls
   std::uint64_t voluntary_switches = 0, involuntary_switches = 0;
   std::uint64_t migrations = 0;  // unpinned: times it was placed on another CPU than it last ran on
@@ -300,13 +302,26 @@ struct Task {
   }
   // Its CPU time by function as of `date` (an observer's, e.g. the window's
   // edge): without the part of its owed work that lies past it.
+  // A spinner parked on its CPU (park_spinning()) spins from the date it parked
+  // until its cursor, which whoever ends the wait moves in one piece, possibly past
+  // `date` (a release seen a transfer later): the wait counts up to `date`, so a
+  // window's edge splits a wait that spans it.
   FuncTimes time_at(Tick date) const {
     FuncTimes t = time;
     for (const OwedWork& w : owed_work) {
       const Tick past = std::min(w.d, std::max<Tick>(0, w.start + w.d - date));
       t[static_cast<std::size_t>(w.func)] -= past;
     }
+    if (spin_parked && date >= spin_since) t[static_cast<std::size_t>(func)] += date - cursor;
     return t;
+  }
+  // Wait on this CPU, spinning, until another task's step (a release, a write to the
+  // line) sets the cursor and unparks it: the CPU stays busy meanwhile (time_at()).
+  void park_spinning() {
+    spin_parked = true;
+    spin_since = cursor;
+    actor->park();
+    spin_parked = false;
   }
   // A completed semop() call, at its cursor's date.
   void count_semop() {
