@@ -518,6 +518,22 @@ TEST(MachineSched, ASwitchInPaysTheRefillOfItsReuseDistance) {
   EXPECT_EQ(ring_handoff(12, true) - ring_handoff(12, false), ns_to_ticks(200));
 }
 
+// A task on `cpu` that blocks at once; once woken it notes where it runs in `ran_on`
+// and sets `stop`.
+Task& add_sleeper(machine_test::TaskSet& set, Scheduler& sched, int cpu, bool pinned, int& ran_on,
+                  bool& stop) {
+  return set.add(
+      cpu,
+      [&sched, &ran_on, &stop](Task& t) {
+        sched.start(t);
+        sched.block(t);
+        ran_on = t.cpu;
+        stop = true;
+        sched.exit(t);
+      },
+      pinned);
+}
+
 // idle_search_share: a sleeper whose previous CPU (0) is busy with a loop is woken
 // while CPU 1 is idle. Share 1: the search finds CPU 1. Share 0: it queues on CPU 0.
 int cpu_woken_on(double share) {
@@ -530,16 +546,7 @@ int cpu_woken_on(double share) {
   Task* sleeper = nullptr;
   int ran_on = -1;
   bool stop = false;
-  sleeper = &set.add(
-      0,
-      [&](Task& t) {
-        sched.start(t);
-        sched.block(t);
-        ran_on = t.cpu;
-        stop = true;
-        sched.exit(t);
-      },
-      false);  // unpinned: free to move
+  sleeper = &add_sleeper(set, sched, 0, false, ran_on, stop);  // unpinned: free to move
   set.add(
       0,
       [&](Task& t) {  // pinned to CPU 0: starts after the sleeper blocked, loops there
@@ -573,6 +580,28 @@ void loop_until(Scheduler& sched, Task& t, const bool& stop) {
   }
 }
 
+// A task pinned to `cpu` that loops until `stop`.
+void add_loop(machine_test::TaskSet& set, Scheduler& sched, int cpu, const bool& stop) {
+  set.add(cpu, [&sched, &stop](Task& t) {
+    sched.start(t);
+    loop_until(sched, t, stop);
+    sched.exit(t);
+  });
+}
+
+// A task pinned to `cpu` that wakes `sleeper` at 50 us, then loops there until `stop`.
+Task& add_waker(machine_test::TaskSet& set, Scheduler& sched, int cpu, Task& sleeper,
+                const bool& stop) {
+  return set.add(cpu, [&sched, &sleeper, &stop](Task& t) {
+    sched.start(t);
+    t.idle_until(ns_to_ticks(50000));
+    t.sync();
+    sched.wake(t, sleeper);
+    loop_until(sched, t, stop);
+    sched.exit(t);
+  });
+}
+
 // A sleeper that last ran on CPU 1, where a loop runs, is woken at 50 us by a task on
 // CPU 0 that keeps CPU 0 busy afterwards: no CPU is idle at the wake-up.
 struct BusyWake {
@@ -585,29 +614,9 @@ BusyWake wake_with_both_cpus_busy(const config::MachineParams& params, bool slee
   machine_test::TaskSet set;
   BusyWake out;
   bool stop = false;
-  Task& sleeper = set.add(
-      1,
-      [&](Task& t) {
-        sched.start(t);
-        sched.block(t);
-        out.ran_on = t.cpu;
-        stop = true;
-        sched.exit(t);
-      },
-      sleeper_pinned);
-  set.add(1, [&](Task& t) {  // pinned to CPU 1: runs there once the sleeper blocked
-    sched.start(t);
-    loop_until(sched, t, stop);
-    sched.exit(t);
-  });
-  Task& waker = set.add(0, [&](Task& t) {  // pinned to CPU 0
-    sched.start(t);
-    t.idle_until(ns_to_ticks(50000));
-    t.sync();
-    sched.wake(t, sleeper);
-    loop_until(sched, t, stop);
-    sched.exit(t);
-  });
+  Task& sleeper = add_sleeper(set, sched, 1, sleeper_pinned, out.ran_on, stop);
+  add_loop(set, sched, 1, stop);  // runs on CPU 1 once the sleeper blocked
+  Task& waker = add_waker(set, sched, 0, sleeper, stop);
   set.sim.run();
   out.same_cpu = waker.wakes_same_cpu;
   out.remote_busy = waker.wakes_remote_busy;
@@ -646,30 +655,9 @@ int smt_wakee_cpu(const std::vector<int>& busy_cpus) {
   machine_test::TaskSet set;
   int ran_on = -1;
   bool stop = false;
-  Task& sleeper = set.add(
-      0,
-      [&](Task& t) {
-        sched.start(t);
-        sched.block(t);
-        ran_on = t.cpu;
-        stop = true;
-        sched.exit(t);
-      },
-      false);
-  for (int c : busy_cpus)
-    set.add(c, [&](Task& t) {
-      sched.start(t);
-      loop_until(sched, t, stop);
-      sched.exit(t);
-    });
-  set.add(2, [&](Task& t) {
-    sched.start(t);
-    t.idle_until(ns_to_ticks(50000));
-    t.sync();
-    sched.wake(t, sleeper);
-    loop_until(sched, t, stop);
-    sched.exit(t);
-  });
+  Task& sleeper = add_sleeper(set, sched, 0, false, ran_on, stop);
+  for (int c : busy_cpus) add_loop(set, sched, c, stop);
+  add_waker(set, sched, 2, sleeper, stop);
   set.sim.run();
   return ran_on;
 }
