@@ -30,18 +30,17 @@ double SmtCores::slowdown(int busy_siblings) const {
   return 1.0 + (factor_ - 1.0) * busy_siblings / (threads_ - 1);
 }
 
-double SmtCores::slowdown_beside(int sibling, Tick t) const {
-  if (!busy_at(sibling, t)) return 1.0;  // 1 + 0 / (threads - 1)
-  return spinning(sibling) ? beside_spin_ : beside_busy_;
-}
+double SmtCores::slowdown_beside(int sibling, Tick t) const { return beside(state_at(sibling, t)); }
 
 double SmtCores::slowdown_at(int cpu, Tick t) const {
   if (threads_ < 2) return 1.0;
   const auto& c = cpus_[static_cast<std::size_t>(cpu)];
   if (c.sibling >= 0) return slowdown_beside(c.sibling, t);
   double extra = 0;
-  for (int s : c.siblings)
-    if (busy_at(s, t)) extra += (spinning(s) ? spin_factor_ : factor_) - 1.0;
+  for (int s : c.siblings) {
+    const State st = state_at(s, t);
+    if (st != kIdle) extra += (st == kSpin ? spin_factor_ : factor_) - 1.0;
+  }
   return 1.0 + extra / (threads_ - 1);
 }
 
@@ -49,19 +48,26 @@ void SmtCores::set_task(int cpu, const Task* task) {
   if (active_) cpus_[static_cast<std::size_t>(cpu)].task = task;
 }
 
-bool SmtCores::spinning(int cpu) const {
-  const Task* t = cpus_[static_cast<std::size_t>(cpu)].task;
-  return t != nullptr && t->cpu == cpu && category_of(t->func) == CpuCategory::Spin;
-}
-
 void SmtCores::set_busy(int cpu, bool busy, Tick date, Tick now) {
   if (!active_) return;
+  push(cpu, busy ? kBusy : kIdle, date, now);
+}
+
+void SmtCores::set_spinning(int cpu, bool spin, Tick date) {
+  if (!active_) return;
+  const auto& c = cpus_[static_cast<std::size_t>(cpu)];
+  if (c.first == c.history.size() || c.history.back().state == kIdle) return;
+  push(cpu, spin ? kSpin : kBusy, date, date);
+}
+
+void SmtCores::push(int cpu, State state, Tick date, Tick now) {
   auto& c = cpus_[static_cast<std::size_t>(cpu)];
   auto& h = c.history;
   const bool empty = c.first == h.size();
-  if (empty ? !busy : h.back().busy == busy) return;  // no change (idle before any entry)
+  if (empty ? state == kIdle : h.back().state == state)
+    return;  // no change (idle before any entry)
   if (!empty && date < h.back().date) ordered_ = false;
-  h.push_back({date, busy});
+  h.push_back({date, state});
   // Keep the state at the earliest date a query may still ask about: now, or
   // the start of a charge in progress on a sibling (they read this history).
   Tick keep = now;
@@ -77,12 +83,12 @@ void SmtCores::set_busy(int cpu, bool busy, Tick date, Tick now) {
   }
 }
 
-bool SmtCores::busy_at(int cpu, Tick t) const {
+SmtCores::State SmtCores::state_at(int cpu, Tick t) const {
   const auto& c = cpus_[static_cast<std::size_t>(cpu)];
   // The latest transition dated at or before t (histories are a few entries long).
   for (std::size_t i = c.history.size(); i > c.first; --i)
-    if (c.history[i - 1].date <= t) return c.history[i - 1].busy;
-  return false;
+    if (c.history[i - 1].date <= t) return c.history[i - 1].state;
+  return kIdle;
 }
 
 int SmtCores::busy_siblings(int cpu, Tick t) const {
@@ -103,21 +109,19 @@ double SmtCores::work_beside(int sibling, Tick a, Tick b) const {
   if (n == c.first || h[n - 1].date <= a)
     return static_cast<double>(b - a) / slowdown_beside(sibling, a);
   std::size_t i = c.first;
-  bool busy = false;  // idle before any entry
-  for (; i < n && h[i].date <= a; ++i) busy = h[i].busy;
-  // Spinning is read once per call, as slowdown_at() reads it at every piece of one call.
-  const double busy_rate = spinning(sibling) ? beside_spin_ : beside_busy_;
+  State state = kIdle;  // idle before any entry
+  for (; i < n && h[i].date <= a; ++i) state = h[i].state;
   double work = 0;
   Tick from = a;
   for (; i < n && h[i].date < b; ++i) {
     const Tick to = h[i].date;
     if (to > from) {
-      work += static_cast<double>(to - from) / (busy ? busy_rate : 1.0);
+      work += static_cast<double>(to - from) / beside(state);
       from = to;
     }
-    busy = h[i].busy;
+    state = h[i].state;
   }
-  return work + static_cast<double>(b - from) / (busy ? busy_rate : 1.0);
+  return work + static_cast<double>(b - from) / beside(state);
 }
 
 double SmtCores::work_in(int cpu, Tick a, Tick b) const {
@@ -163,5 +167,7 @@ void SmtCores::charge(Task& task, Tick d) {
 }
 
 void Task::charge_on_smt(Tick d) { smt->charge(*this, d); }
+
+void Task::note_spin(bool spin) { smt->set_spinning(cpu, spin, cursor); }
 
 }  // namespace semsim::machine

@@ -24,8 +24,8 @@
 // westmere-ex-160, the same for every machine; unset, it is
 // smt_compute_slowdown: cpu_models/README.md, westmere-ex-160). With k busy siblings of which some
 // spin, slowdown = 1 + sum over busy siblings of (factor - 1) / (threads_per_core - 1). Whether a
-// sibling spins is its current task's function when the pass starts (the scheduler tells which task
-// a CPU runs): a spin that starts or ends within a pass is seen at the next one.
+// sibling spins is dated in its history like whether it is busy: its task entering or leaving a
+// Spin function (InFunc) marks it at its cursor, so a pass integrates both states over its span.
 //
 // Time order: a charge covers a span of simulated time in which a sibling may
 // start or stop, so each CPU keeps a dated history of its busy/idle
@@ -36,10 +36,11 @@
 // start gives; when the task's turn at the pass's end comes, every event dated
 // earlier has run and the history of the span is final, so the work the span
 // actually did is read from it, and what is left is the next pass. A sibling
-// that starts during a pass is accounted exactly; one that stops during a pass
-// that assumed it busy leaves that pass up to (1 - 1/slowdown) of its length
-// too long (time cannot be given back once the clock has passed it): accepted,
-// a busy sibling stops only when its task blocks or exits.
+// that starts (or starts spinning) during a pass is accounted exactly; one that
+// stops (or stops spinning) during a pass that assumed it busy (spinning) leaves
+// that pass up to (1 - 1/slowdown) of its length too long (time cannot be given
+// back once the clock has passed it): accepted, a busy sibling stops only when
+// its task blocks or exits, and a spin ends when the lock is taken.
 #pragma once
 
 #include <cmath>
@@ -74,6 +75,9 @@ class SmtCores {
   // the caller's date (no later query starts before it, nor before a sibling's
   // charge in progress: older history is dropped).
   void set_busy(int cpu, bool busy, Tick date, Tick now);
+  // The task on busy CPU `cpu` starts (or stops) spinning on a lock at `date`, its
+  // cursor: the history dates it, as it dates the busy state.
+  void set_spinning(int cpu, bool spin, Tick date);
   // Work that takes `d` on a core of its own, done by `task` on its CPU
   // (Task::charge() comes here when the task's CPU has siblings).
   void charge(Task& task, Tick d);
@@ -89,12 +93,14 @@ class SmtCores {
   double slowdown_at(int cpu, Tick t) const;
 
  private:
+  // A CPU's state from a date on: idle, busy computing, busy spinning on a lock.
+  enum State : std::uint8_t { kIdle, kBusy, kSpin };
   struct Change {
     Tick date;
-    bool busy;  // from then on
+    State state;  // from then on
   };
   struct Cpu {
-    // (date, busy from then) in [first, size()): a vector trimmed from the
+    // (date, state from then) in [first, size()): a vector trimmed from the
     // front by an index (compacted now and then), not a deque: a pass reads
     // its sibling's latest entries, one cache line instead of a deque's map.
     std::vector<Change> history;
@@ -104,8 +110,13 @@ class SmtCores {
     Tick reading_from = -1;      // start of a charge in progress (-1: none)
     const Task* task = nullptr;  // the task it runs (or last ran)
   };
-  bool busy_at(int cpu, Tick t) const;
-  bool spinning(int cpu) const;
+  State state_at(int cpu, Tick t) const;
+  bool busy_at(int cpu, Tick t) const { return state_at(cpu, t) != kIdle; }
+  void push(int cpu, State s, Tick date, Tick now);
+  // A busy sibling's weight: 1 + (factor - 1) / (threads - 1), computing or spinning.
+  double beside(State s) const {
+    return s == kIdle ? 1.0 : s == kSpin ? beside_spin_ : beside_busy_;
+  }
   // slowdown_at() of a CPU with one sibling: no loop, the factors precomputed.
   double slowdown_beside(int sibling, Tick t) const;
   // work_in() of a CPU with one sibling whose history is in date order: one

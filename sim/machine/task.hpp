@@ -291,6 +291,8 @@ struct Task {
     }
   }
   void charge_on_smt(Tick d);  // machine/smt.cpp
+  // Its function starts or stops being a spin (InFunc): its core's history dates it.
+  void note_spin(bool spin);
   // Every charge is listed in owed_work until its turn is taken, owed or not:
   // an observer that runs while the task waits for that turn reads time_at()
   // of its own date, which leaves out the part past it.
@@ -398,12 +400,19 @@ struct Task {
 // Attributes the charges in a scope to one function (restores the caller's on exit).
 class InFunc {
  public:
-  InFunc(Task& t, Func f) : task_(t), saved_(t.func) { t.func = f; }
-  ~InFunc() { task_.func = saved_; }
+  InFunc(Task& t, Func f) : task_(t), saved_(t.func) {
+    if (t.smt != nullptr && spins(f) != spins(saved_)) t.note_spin(spins(f));
+    t.func = f;
+  }
+  ~InFunc() {
+    if (task_.smt != nullptr && spins(saved_) != spins(task_.func)) task_.note_spin(spins(saved_));
+    task_.func = saved_;
+  }
   InFunc(const InFunc&) = delete;
   InFunc& operator=(const InFunc&) = delete;
 
  private:
+  static bool spins(Func f) { return category_of(f) == CpuCategory::Spin; }
   Task& task_;
   Func saved_;
 };

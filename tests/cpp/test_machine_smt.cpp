@@ -157,6 +157,30 @@ TEST(Smt, ASpinThatEndsMidChargeCountsTheComputeFactorAfter) {
   EXPECT_LE(end[0], ns_to_ticks(10) + 3 * kW);
 }
 
+// The spin starts in the middle of the charge (the sibling computes before): the
+// history dates the spin, so the charge runs at the compute factor until W/2 and at
+// the spin factor after it. Read from the sibling's function when a pass ends, the
+// whole first pass counted as spinning, and the charge ended at 10 ns + 3 W.
+TEST(Smt, ASpinThatStartsMidChargeCountsFromItsDate) {
+  auto m = smt_machine();
+  m.smt_spin_slowdown = 3.0;
+  const Tick lead = ns_to_ticks(10);
+  const auto end = run_tasks(m, {0, 1}, [&](Task& t, machine::Scheduler& s, int i) {
+    s.start(t);
+    if (i == 0) {
+      t.advance_to(lead);
+      t.charge(kW);
+    } else {
+      t.advance_to(kW / 2);  // busy, not spinning
+      machine::InFunc in(t, machine::Func::RawSpinLock);
+      t.advance_to(10 * kW);
+    }
+  });
+  const double before = static_cast<double>(kW / 2 - lead) / kSlowdown;  // work done by W/2
+  const double want = static_cast<double>(kW / 2) + 3.0 * (static_cast<double>(kW) - before);
+  EXPECT_NEAR(static_cast<double>(end[0]), want, 2.0);
+}
+
 // The sibling starts at W/2, in the middle of a charge of W that began alone:
 // the first half runs at full speed, the rest at 1/1.5: W/2 + 1.5 W/2.
 TEST(Smt, ASiblingStartingMidChargeStretchesOnlyTheRest) {
