@@ -108,6 +108,23 @@ TEST(Smt, ASpinningSiblingIsBusyAndItsWaitIsNotStretched) {
   EXPECT_EQ(end[1], spin);
 }
 
+// Task 0 charges W from `lead` on; its sibling (task 1) is busy from 0 and spins on
+// a lock from `spin_from` until `spin_until`. Both tasks' ends.
+std::vector<Tick> charge_beside_spinner(const config::MachineParams& m, Tick lead, Tick spin_from,
+                                        Tick spin_until) {
+  return run_tasks(m, {0, 1}, [&](Task& t, machine::Scheduler& s, int i) {
+    s.start(t);
+    if (i == 0) {
+      t.advance_to(lead);
+      t.charge(kW);
+    } else {
+      t.advance_to(spin_from);  // busy, not spinning
+      machine::InFunc in(t, machine::Func::RawSpinLock);
+      t.advance_to(spin_until);
+    }
+  });
+}
+
 // A sibling spinning on a lock (its task in a lock's acquisition: the Spin
 // category) weighs smt_spin_slowdown instead: W beside it takes 2.5 W; a spin
 // factor below 1 (the default 0) falls back to the compute factor, 1.5 W. The
@@ -117,16 +134,7 @@ TEST(Smt, ASiblingSpinningOnALockSlowsByTheSpinFactor) {
   for (const double spin_factor : {2.5, 0.0}) {
     auto m = smt_machine();
     m.smt_spin_slowdown = spin_factor;
-    const auto end = run_tasks(m, {0, 1}, [&](Task& t, machine::Scheduler& s, int i) {
-      s.start(t);
-      if (i == 0) {
-        t.advance_to(lead);
-        t.charge(kW);
-      } else {
-        machine::InFunc in(t, machine::Func::RawSpinLock);
-        t.advance_to(spin);
-      }
-    });
+    const auto end = charge_beside_spinner(m, lead, 0, spin);
     const double factor = spin_factor >= 1 ? spin_factor : kSlowdown;
     EXPECT_EQ(end[0], lead + std::llround(factor * static_cast<double>(kW))) << spin_factor;
     EXPECT_EQ(end[1], spin) << spin_factor;  // the spinner's own wait is not stretched
@@ -165,17 +173,7 @@ TEST(Smt, ASpinThatStartsMidChargeCountsFromItsDate) {
   auto m = smt_machine();
   m.smt_spin_slowdown = 3.0;
   const Tick lead = ns_to_ticks(10);
-  const auto end = run_tasks(m, {0, 1}, [&](Task& t, machine::Scheduler& s, int i) {
-    s.start(t);
-    if (i == 0) {
-      t.advance_to(lead);
-      t.charge(kW);
-    } else {
-      t.advance_to(kW / 2);  // busy, not spinning
-      machine::InFunc in(t, machine::Func::RawSpinLock);
-      t.advance_to(10 * kW);
-    }
-  });
+  const auto end = charge_beside_spinner(m, lead, kW / 2, 10 * kW);
   const double before = static_cast<double>(kW / 2 - lead) / kSlowdown;  // work done by W/2
   const double want = static_cast<double>(kW / 2) + 3.0 * (static_cast<double>(kW) - before);
   EXPECT_NEAR(static_cast<double>(end[0]), want, 2.0);
