@@ -118,7 +118,6 @@ void Scheduler::run_on(Task& task, int cpu) {
   task.noise = c.noise ? &*c.noise : nullptr;
   task.ipis = &c.ipis;
   task.smt = smt_.active() ? &smt_ : nullptr;
-  smt_.set_task(cpu, &task);
   task.state = TaskState::Running;
 }
 

@@ -44,10 +44,6 @@ double SmtCores::slowdown_at(int cpu, Tick t) const {
   return 1.0 + extra / (threads_ - 1);
 }
 
-void SmtCores::set_task(int cpu, const Task* task) {
-  if (active_) cpus_[static_cast<std::size_t>(cpu)].task = task;
-}
-
 void SmtCores::set_busy(int cpu, bool busy, Tick date, Tick now) {
   if (!active_) return;
   push(cpu, busy ? kBusy : kIdle, date, now);

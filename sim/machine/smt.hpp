@@ -81,8 +81,6 @@ class SmtCores {
   // Work that takes `d` on a core of its own, done by `task` on its CPU
   // (Task::charge() comes here when the task's CPU has siblings).
   void charge(Task& task, Tick d);
-  // `task` now runs on `cpu` (the scheduler's dispatch): whether it spins is read from it.
-  void set_task(int cpu, const Task* task);
 
   // The history's answers (for tests): how many siblings of `cpu` are busy at
   // `t`, and the work (in alone-time) a thread of `cpu` does in [a, b).
@@ -105,10 +103,9 @@ class SmtCores {
     // its sibling's latest entries, one cache line instead of a deque's map.
     std::vector<Change> history;
     std::size_t first = 0;
-    std::vector<int> siblings;   // the other hardware threads of its core
-    int sibling = -1;            // the only one (cores of 2 threads), else -1
-    Tick reading_from = -1;      // start of a charge in progress (-1: none)
-    const Task* task = nullptr;  // the task it runs (or last ran)
+    std::vector<int> siblings;  // the other hardware threads of its core
+    int sibling = -1;           // the only one (cores of 2 threads), else -1
+    Tick reading_from = -1;     // start of a charge in progress (-1: none)
   };
   State state_at(int cpu, Tick t) const;
   bool busy_at(int cpu, Tick t) const { return state_at(cpu, t) != kIdle; }

@@ -307,10 +307,6 @@ TEST(RunLength, TheWindowBeginsAfterADetectedRamp) {
   EXPECT_GE(ci[1].get<double>(), 1000.0 / 10e-6);
 }
 
-// A level that holds past warmup_ms and then jumps (a start-up convoy): MSER-5
-// takes the first level for the steady state and the window begins on it; the
-// jump leaves the batch means correlated, the window begins again after it,
-// and the interval is the second level's.
 // Counts of 10 per observation up to `jump`, then 1000, each +- noise (seeded).
 Drive drive_jump(RunLength& rl, Tick jump, int noise, std::uint64_t seed) {
   std::mt19937_64 gen(seed);
@@ -321,6 +317,10 @@ Drive drive_jump(RunLength& rl, Tick jump, int noise, std::uint64_t seed) {
   });
 }
 
+// A level that holds past warmup_ms and then jumps (a start-up convoy): MSER-5
+// takes the first level for the steady state and the window begins on it; the
+// jump leaves the batch means correlated, the window begins again after it,
+// and the interval is the second level's.
 TEST(RunLength, AWindowBeganOnATransientLevelBeginsAgainAfterTheJump) {
   const Tick w = 1 * kTicksPerMs, ceiling = 50 * kTicksPerMs, jump = 3 * kTicksPerMs;
   RunLength rl(w, ceiling, 0.01);
