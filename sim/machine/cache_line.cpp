@@ -85,6 +85,7 @@ Tick CacheLine::access(const Topology& topo, int cpu, Access kind, Tick t, Tick 
     if (kind == Access::Read && owner_ < 0 && llc_ready_[die] >= 0) {
       ++stats_.hits;
       sharers_.set(ucpu);
+      last_read_miss_ = cpu;
       // The LLC serves one read of the line after another.
       llc_busy_[die] = std::max({t, llc_ready_[die], llc_busy_[die]}) + contention_.llc_hit;
       return llc_busy_[die];
@@ -128,6 +129,9 @@ Tick CacheLine::access(const Topology& topo, int cpu, Access kind, Tick t, Tick 
         if (c > worst) worst = c, farthest = static_cast<int>(s);
       }
       cost = farthest < 0 ? costs.l1_hit : record(farthest);  // sole sharer: silent upgrade
+      // Right after this CPU's own read miss: its request left with the read.
+      if (farthest >= 0 && last_read_miss_ == cpu)
+        cost = static_cast<Tick>(static_cast<double>(cost) * costs.write_after_read);
     }
   } else {
     ++stats_.from_memory;
@@ -152,6 +156,7 @@ Tick CacheLine::access(const Topology& topo, int cpu, Access kind, Tick t, Tick 
     else
       std::fill(llc_ready_.begin(), llc_ready_.end(), Tick{-1});
   }
+  last_read_miss_ = kind == Access::Read ? cpu : -1;
   if (kind == Access::Read) {
     if (owner_ >= 0) {
       sharers_.set(static_cast<std::size_t>(owner_));
@@ -207,6 +212,7 @@ Tick CacheLine::shared_l1(const Topology& topo, int cpu, Access kind, Tick t) {
   // CAS ping-pong between siblings, the locked op included).
   const Tick done = from + (kind == Access::Rmw ? topo.transfer(src, cpu) : topo.params().l1_hit);
   if (kind != Access::Read) {
+    last_read_miss_ = -1;
     if (owner_ >= 0 && topo.coords(owner_).core == core) owner_ = cpu, last_writer_ = cpu;
   } else if (owner_ < 0) {
     sharers_.set(static_cast<std::size_t>(cpu));

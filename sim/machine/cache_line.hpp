@@ -4,7 +4,10 @@
 // waits until the line's previous transfer is done (the directory / home
 // agent serialises requests to one line), then costs a transfer from the
 // owner at the topology distance, an invalidation of the farthest sharer, or
-// a fetch from memory (at the NUMA distance of the line's home node, if it has one). Hot lines
+// a fetch from memory (at the NUMA distance of the line's home node, if it has one). A store's
+// or RMW's invalidation right after the same CPU's read miss of the line (no other miss
+// between) costs `write_after_read` of it: x86 issues the request for ownership while the
+// read is in flight (machine/params.hpp; the source is in sim/config/machine_decl.cpp). Hot lines
 // therefore queue by themselves: that is where most of the scaling story comes from (lock words,
 // shared sem_otime, two semaphores false-sharing one line).
 //
@@ -214,8 +217,9 @@ class CacheLine {
 
  private:
   std::string name_;
-  int owner_ = -1;        // CPU holding it Modified/Exclusive, or -1
-  int last_writer_ = -1;  // where a shared copy is cheapest to fetch from
+  int owner_ = -1;           // CPU holding it Modified/Exclusive, or -1
+  int last_writer_ = -1;     // where a shared copy is cheapest to fetch from
+  int last_read_miss_ = -1;  // whose read the latest miss was (write_after_read), -1: a write's
   int home_node_ = -1;
   std::bitset<kMaxCpus> sharers_;
   Tick busy_until_ = 0;

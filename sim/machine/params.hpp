@@ -42,6 +42,9 @@ struct MachineParams {
   // Line fill buffers per core (machine/mlp.hpp): how many load misses of one
   // core may be outstanding together.
   double fill_buffers = 10;
+  // A write's request for ownership right after the same CPU's read miss of the
+  // line costs this share of its transfer (machine/cache_line.hpp): the two overlap.
+  double write_after_read = 0.45;
   Tick syscall = 0, semop_kernel_path = 0;
   Tick context_switch = 0, wakeup_waker = 0, wakeup_latency = 0, ipi = 0;
   Tick user_loop_iteration = 0, bubble_sort_round = 0, time_slice = 0;

@@ -183,8 +183,9 @@ TEST(KernelLineSpinning, TheHoldersStoresToTheLockLineMakeTheSpinnerReRead) {
 // reading the word. write_unlock's lock add invalidates the reader's copy (T)
 // and locks the line for the atomic (a); the reader re-reads it from the
 // writer's cache (T), sees it free and retries its lock decl, which takes
-// ownership from the writer's shared copy (T) plus the atomic: the reader is
-// in 3T + 2a after the writer's release began.
+// ownership from the writer's shared copy right after its own read (w T,
+// write_after_read) plus the atomic: the reader is in (2 + w) T + 2a after the
+// writer's release began.
 TEST(KernelLineSpinning, ARwlockReaderSpinsOnTheWordAndRetries) {
   const auto m = machine_test::uniform_machine(2, 100);
   machine::Topology topo(m);
@@ -207,7 +208,8 @@ TEST(KernelLineSpinning, ARwlockReaderSpinsOnTheWordAndRetries) {
     lock.read_unlock(topo, t);
   });
   set.sim.run();
-  EXPECT_EQ(got - release, 3 * T + 2 * a);
+  EXPECT_EQ(got - release,
+            2 * T + static_cast<Tick>(static_cast<double>(T) * m.write_after_read) + 2 * a);
   EXPECT_EQ(lock.stats().read.contended, 1U);
   EXPECT_EQ(lock.stats().rereads, 1U);
 }

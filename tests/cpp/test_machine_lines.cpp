@@ -99,3 +99,42 @@ TEST(MachineLineOracle, SplittingTheDataAcrossLinesScalesLinearly) {
 
 }  // namespace
 }  // namespace semsim
+
+namespace semsim {
+namespace {
+
+// write_after_read (machine/cache_line.hpp): CPU 1 reads the line CPU 0 wrote
+// (a transfer T), then writes it: its request for ownership left with the read,
+// so the invalidation of CPU 0's copy adds w * T, not a second T. With another
+// CPU's miss between the two (CPU 2 reads it), or a write that follows no read
+// of its own, the invalidation is a whole transfer again.
+TEST(MachineLineWriteAfterRead, AWriteRightAfterItsOwnReadMissOverlapsTheRead) {
+  const auto params = machine_test::uniform_machine(4, kTransferNs);
+  machine::Topology topo(params);
+  const Tick T = topo.transfer(0, 1);
+  const double w = params.write_after_read;
+  ASSERT_GT(w, 0);
+  ASSERT_LT(w, 1);
+  for (const Access kind : {Access::Write, Access::Rmw}) {
+    const Tick op = kind == Access::Rmw ? params.atomic_rmw : 0;
+    CacheLine own("own");
+    own.access(topo, 0, Access::Write, 0);
+    const Tick read = own.access(topo, 1, Access::Read, ns_to_ticks(1000));
+    EXPECT_EQ(read, ns_to_ticks(1000) + T);
+    EXPECT_EQ(own.access(topo, 1, kind, read),
+              read + static_cast<Tick>(static_cast<double>(T) * w) + op);
+
+    CacheLine between("between");
+    between.access(topo, 0, Access::Write, 0);
+    const Tick r1 = between.access(topo, 1, Access::Read, ns_to_ticks(1000));
+    const Tick r2 = between.access(topo, 2, Access::Read, r1);
+    EXPECT_EQ(between.access(topo, 1, kind, r2 + T), r2 + 2 * T + op);
+
+    // The second write of a line CPU 1 read and wrote, after CPU 2 read it: a whole T.
+    EXPECT_EQ(own.access(topo, 2, Access::Read, ns_to_ticks(5000)), ns_to_ticks(5000) + T);
+    EXPECT_EQ(own.access(topo, 1, kind, ns_to_ticks(6000)), ns_to_ticks(6000) + T + op);
+  }
+}
+
+}  // namespace
+}  // namespace semsim
