@@ -1,6 +1,7 @@
 // Oracle 3 of issue 3: one cache line written by N CPUs back to back
 // saturates at one write per transfer latency (the line's serialisation
 // point); the same work on N separate lines scales linearly.
+// And one line's cost rule: a write right after its own read (write_after_read).
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -96,12 +97,6 @@ TEST(MachineLineOracle, SplittingTheDataAcrossLinesScalesLinearly) {
   // And the shared line at the same n is far below: the serialisation point.
   EXPECT_LT(run_writers(32, false, Access::Write).writes_per_s, 0.1 * 32 * one);
 }
-
-}  // namespace
-}  // namespace semsim
-
-namespace semsim {
-namespace {
 
 // write_after_read (machine/cache_line.hpp): CPU 1 reads the line CPU 0 wrote
 // (a transfer T), then writes it: its request for ownership left with the read,

@@ -1,7 +1,9 @@
 // validation/locktorture.md, "The lead, built": gcc -O2 -pthread upgrade_cost.c && ./a.out
-// Token ping-pong between two CPUs (0 and 1), 9 variants of what the holder does to a data
-// line before passing the token, 40 repetitions of 200,000 hand-offs; prints one row per
-// repetition (ns per hand-off, variants 0..8: names[] below).
+// [REPS [HANDOFFS]]. Token ping-pong between two CPUs (0 and 1), 9 variants of what the
+// holder does to a data line before passing the token, REPS repetitions (default 40, at most
+// 40) of HANDOFFS hand-offs (default 200,000); prints one row per repetition (ns per
+// hand-off, variants 0..8: names[] below). Variants 0-3 are the first probe of
+// locktorture.md, "The lead" (5 repetitions of 2,000,000: ./a.out 5 2000000).
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
@@ -34,9 +36,13 @@ static void *run(void *arg) {
 }
 static const char *names[] = {"token only", "store D (M elsewhere)", "load+store D", "load D",
   "upgrade: store own line the other read", "load other's line only", "RMW D (M elsewhere)", "load+RMW D", "RMW upgrade own line the other read"};
-int main(void) {
+int main(int argc, char **argv) {
   double acc[9][40];
-  for (int rep = 0; rep < 40; ++rep)
+  int reps = argc > 1 ? atoi(argv[1]) : 40;
+  if (reps < 1 || reps > 40) { fprintf(stderr, "REPS: 1..40\n"); return 2; }
+  if (argc > 2) iters = atol(argv[2]);
+  if (iters < 1) { fprintf(stderr, "HANDOFFS: at least 1\n"); return 2; }
+  for (int rep = 0; rep < reps; ++rep)
     for (mode = 0; mode < 9; ++mode) {
       token.v = 0; D.v = 0;
       pthread_t a, b; struct timespec t0, t1;
@@ -46,5 +52,6 @@ int main(void) {
       clock_gettime(CLOCK_MONOTONIC, &t1);
       acc[mode][rep] = ((t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)) / (2.0 * iters);
     }
-  for (int rep = 0; rep < 40; ++rep) { for (mode = 0; mode < 9; ++mode) printf("%.1f ", acc[mode][rep]); printf("\n"); }
+  for (mode = 0; mode < 9; ++mode) fprintf(stderr, "column %d: %s\n", mode, names[mode]);
+  for (int rep = 0; rep < reps; ++rep) { for (mode = 0; mode < 9; ++mode) printf("%.1f ", acc[mode][rep]); printf("\n"); }
 }
