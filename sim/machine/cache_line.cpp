@@ -29,8 +29,12 @@ std::uint64_t read_aheads() { return g_read_aheads; }
 
 void set_quiet_reads(std::uint32_t n) { g_quiet_reads = std::max<std::uint32_t>(n, 1); }
 
+bool CacheLine::quiet_hit(int cpu) const {
+  return reads_since_write_ >= g_quiet_reads && hits(cpu, Access::Read);
+}
+
 Tick CacheLine::read_ahead(const Topology& topo, int cpu, Tick t) {
-  if (reads_since_write_ < g_quiet_reads || !hits(cpu, Access::Read)) return -1;
+  if (!quiet_hit(cpu)) return -1;
   if (t < last_request_) time_order_violation(name_, t, last_request_);
   read_ahead_until_ = std::max(read_ahead_until_, t);
   ++g_read_aheads;

@@ -183,6 +183,8 @@ class CacheLine {
   // earlier (see the header). Returns its completion if it is a hit on a
   // quiet line, else -1 (then the reader takes its turn and calls access()).
   Tick read_ahead(const Topology& topo, int cpu, Tick t);
+  // Would a read by `cpu` now be a hit on a quiet line (what read_ahead() serves)?
+  bool quiet_hit(int cpu) const;
   // The line is kept busy until t by traffic the caller accounts for itself
   // (e.g. the re-reads of every ticket-lock spinner after a release).
   void occupy_until(Tick t) {

@@ -194,7 +194,7 @@ void Scheduler::start(Task& task) {
   task.state = TaskState::Runnable;
   push_runnable(target, task);
   if (task.trace != nullptr) task.trace->runqueues(*this, task.cursor);
-  task.actor->park();  // dispatch_next() sets our cursor and unparks us
+  task.park();  // dispatch_next() sets our cursor and unparks us
 }
 
 void Scheduler::pull_for_idle(int cpu, Tick t) {
@@ -290,7 +290,7 @@ void Scheduler::maybe_preempt(Task& task) {
   push_runnable(task.cpu, task);
   if (task.trace != nullptr) task.trace->runqueues(*this, task.cursor);
   dispatch_next(task.cpu, task.cursor);
-  task.actor->park();
+  task.park();
 }
 
 void Scheduler::block(Task& task) {
@@ -326,7 +326,7 @@ void Scheduler::block(Task& task) {
   task.last_ran = done;
   task.record(Func::Schedule, out);
   dispatch_next(cpu, done, task.cursor);  // busy (switching out) until done
-  task.actor->park();                     // wake() + dispatch set our cursor and unpark us
+  task.park();                            // wake() + dispatch set our cursor and unpark us
 }
 
 int Scheduler::pick_cpu_for_wakeup(const Task& waker, const Task& wakee) {

@@ -68,18 +68,24 @@ Tick issue_load(const Topology& topo, Task& task, CacheLine& line) {
 }
 
 Tick issue_private_load(const Topology& topo, Task& task, CacheLine& line) {
+  StoreBuffer& sb = task.stores;
+  // A read that may be a quiet hit: a turn owed, not on an SMT core, and no wait
+  // for an own store in flight to the line (issue_load() would take it). Whether
+  // it is one is the line's to say at the read's date, ahead of the turn or after it.
+  if (!task.turn_owed() || task.smt != nullptr ||
+      (sb.pending(task.cursor) > 0 && sb.line_arrival(&line) > task.cursor))
+    return issue_load(topo, task, line);
   if (task.may_read_ahead()) {
-    StoreBuffer& sb = task.stores;
-    // No wait for an own store in flight to the line: issue_load() would take it.
-    if (sb.pending(task.cursor) == 0 || sb.line_arrival(&line) <= task.cursor) {
-      if (const Tick done = line.read_ahead(topo, task.cpu, task.cursor); done >= 0) {
-        task.actor->note_read_ahead();
-        if (task.ipis != nullptr) task.ipis->note_read_ahead(task.cursor);
-        return done;
-      }
+    if (const Tick done = line.read_ahead(topo, task.cpu, task.cursor); done >= 0) {
+      task.actor->note_read_ahead();
+      return done;
     }
   }
-  return issue_load(topo, task, line);
+  // Its turn in strict order; the IPIs posted meanwhile (machine/ipi_queue.hpp)
+  // are its to pay now unless the read is a quiet hit, as when it reads ahead.
+  task.pay_turn_for_quiet_read();
+  if (!line.quiet_hit(task.cpu)) task.take_ipis();
+  return line.access(topo, task.cpu, Access::Read, task.cursor);
 }
 
 void full_fence(const Topology& topo, Task& task) {

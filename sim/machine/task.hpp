@@ -35,7 +35,8 @@
 //   - With SMT a charge reads its siblings' activity, and they read its own: a
 //     task on an SMT core takes every turn (charge_private() is charge() there).
 //   - An IPI to the CPU is paid when the task's work reaches it; posted while
-//     the task runs ahead, it lands in the task's next charge (machine/ipi_queue.hpp).
+//     the task runs ahead, it lands in the task's first charge after its next
+//     turn (take_ipis(); a quiet read's turn does not count: machine/ipi_queue.hpp).
 // The reference mode (core/simulation.hpp) queues at every turn, owed ones
 // included, so it synchronises before every shared access.
 //
@@ -45,9 +46,9 @@
 // unless an event dated before the load wrote the line, and the line catches
 // exactly that (ReadAheadConflict: the run is done again in strict order).
 // Until its next turn the task reads nothing else shared (its next shared
-// step pays the turn) but the IPIs sent to its CPU, whose queue catches a
-// post dated no later than the read the same way (machine/ipi_queue.hpp),
-// and it schedules nothing (core/simulation.cpp checks it),
+// step pays the turn; the IPIs posted to its CPU it pays after that step in
+// either order, machine/ipi_queue.hpp), and it schedules nothing
+// (core/simulation.cpp checks it),
 // and the calendar's ties do not depend on when its next turn was queued; so
 // the run is the strict order's, byte for byte. Not with SMT (a sibling reads
 // its activity), a trace (events are recorded as they are made) or a running
@@ -237,8 +238,21 @@ struct Task {
   }
   // Take the turn owed by charge_private() / advance_private(), if any: from
   // here the task's next step is at its cursor, after every earlier event.
+  // Every shared step calls it: the IPIs posted to its CPU so far are its to pay
+  // (machine/ipi_queue.hpp), those a quiet read's turn left too.
   void pay_turn() {
-    if (turn_owed()) keep_order();
+    if (turn_owed())
+      keep_order();
+    else
+      take_ipis();
+  }
+  // The turn a read of a quiet line pays (machine/store_buffer.cpp,
+  // issue_private_load()): as pay_turn(), but the IPIs posted meanwhile are left
+  // for its next turn or shared step, as when the read goes ahead of the turn.
+  void pay_turn_for_quiet_read() {
+    if (!turn_owed()) return;
+    if (actor != nullptr && actor->running()) actor->wait_turn(cursor);
+    clear_owed();
   }
   // Its cursor moved past its last turn: some owed work is not yet in order.
   bool turn_owed() const { return !owed_work.empty(); }
@@ -322,7 +336,7 @@ struct Task {
   void park_spinning() {
     spin_parked = true;
     spin_since = cursor;
-    actor->park();
+    park();
     spin_parked = false;
   }
   // A completed semop() call, at its cursor's date.
@@ -371,8 +385,21 @@ struct Task {
   // What it owes (work, counts) stays listed until the turn is taken: an
   // observer that runs first (dated earlier) must not see what is dated after it.
   void keep_order() {
-    if (actor != nullptr && actor->running()) actor->wait_turn(cursor);
+    if (actor != nullptr && actor->running()) {
+      actor->wait_turn(cursor);
+      take_ipis();
+    }
     clear_owed();
+  }
+  // After a turn or a park: the IPIs posted to its CPU meanwhile are its to pay.
+  void take_ipis() {
+    if (ipis != nullptr) ipis->take();
+  }
+  // Block until another task's step unparks it (a waker, a releaser, a dispatch):
+  // that step has set its cursor.
+  void park() {
+    actor->park();
+    take_ipis();
   }
   void clear_owed() {
     owed_work.clear();
@@ -392,7 +419,10 @@ struct Task {
   [[noreturn]] void resumed_in_the_past() const;  // machine/task.cpp
   // An explicit point of order (e.g. before publishing a flag).
   void sync() {
-    if (actor != nullptr) actor->wait_turn(cursor);
+    if (actor != nullptr) {
+      actor->wait_turn(cursor);
+      take_ipis();
+    }
     clear_owed();
   }
 };
