@@ -31,7 +31,9 @@
 // / 2 for a callback / wake / turn and seq 0 for a turn, so an order
 // test is one branch-free comparison and the node is its own payload (ref
 // names the task or the callback; the Simulation resolves it). A task has at
-// most one turn pending, so keys are unique and which event comes out is a
+// most one live turn pending (a turn moved earlier, Actor::advance_turn(),
+// leaves its old key behind, stale, and the Simulation skips it), so two equal
+// keys are the same task's turn at one date, and which event comes out is a
 // function of the keys alone, as with any priority queue. The node
 // array is offset by 3 and 64-byte aligned, so the four
 // children of a node fill exactly one cache line, and every slot past the end

@@ -56,6 +56,9 @@ struct Actor::Impl {
   bctx::fiber context;
   ActorState state = ActorState::Waiting;
   int wakes = 0;  // unparks that arrived while it was not parked
+  // The date of its live turn while it waits: a turn event of another date is
+  // one that advance_turn() replaced (stale: skipped when it comes out).
+  Tick turn_date = 0;
 };
 
 struct Simulation::Impl {
@@ -111,6 +114,8 @@ struct Simulation::Impl {
       return nullptr;
     }
     Task& t = *tasks[e.ref];
+    if (e.kind == EventKind::Turn && (t.state != ActorState::Waiting || e.date != t.turn_date))
+      return nullptr;  // replaced by an earlier turn (advance_turn())
     if (e.kind == EventKind::Wake && t.state != ActorState::Parked) {
       if (t.state != ActorState::Exited) ++t.wakes;  // its next park() returns at once
       return nullptr;
@@ -232,7 +237,22 @@ void Actor::queue_turn(Tick date) {
   const Event turn{std::max(date, clock_->now), EventKind::Turn, static_cast<std::uint32_t>(id_)};
   clock_->ahead = false;  // its read-ahead ends with this turn
   if (observer_) clock_->barrier = turn.date;
+  impl_->turn_date = turn.date;
   s.hand_off(impl_.get(), &turn);
+}
+
+bool Actor::waiting() const { return impl_->state == ActorState::Waiting && !running(); }
+
+void Actor::advance_turn(Tick date) {
+  if (!waiting() || observer_ || date >= impl_->turn_date || sim_.impl_->unwinding ||
+      sim_.impl_->stopped)
+    return;
+  if (date < clock_->now)
+    throw SimulationError("time order: a turn moved to " + std::to_string(ticks_to_ns(date)) +
+                          " ns, before the clock at " + std::to_string(ticks_to_ns(clock_->now)) +
+                          " ns");
+  impl_->turn_date = date;
+  sim_.impl_->push(Event{date, EventKind::Turn, static_cast<std::uint32_t>(id_)});
 }
 
 void Actor::no_progress() const {

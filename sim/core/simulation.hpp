@@ -137,6 +137,14 @@ class Actor {
   }
   // The running actor read ahead: until its next turn it must schedule nothing.
   void note_read_ahead() { clock_->ahead = true; }
+  // Is it waiting in wait_turn() for a turn (not running, not parked)?
+  bool waiting() const;
+  // Move its pending turn earlier, to `date` (no earlier than the clock): called
+  // by the running actor's step when what the waiting one waits for ends sooner
+  // (machine/smt.hpp: a sibling stops during a pass). Its wait_turn() then
+  // returns at `date`, and now() tells it so. No effect unless it is waiting
+  // for a later turn. The old turn stays in the calendar and is skipped.
+  void advance_turn(Tick date);
   // The same as wait_turn() (the name SimGrid's vocabulary gave it).
   void sleep_until(Tick date) { wait_turn(date); }
   // Block until unparked. Each unpark() lets exactly one park() return.

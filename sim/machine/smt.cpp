@@ -63,7 +63,9 @@ void SmtCores::push(int cpu, State state, Tick date, Tick now) {
   if (empty ? state == kIdle : h.back().state == state)
     return;  // no change (idle before any entry)
   if (!empty && date < h.back().date) ordered_ = false;
+  const State was = empty ? kIdle : h.back().state;
   h.push_back({date, state});
+  if (beside(state) < beside(was)) end_passes_sooner(cpu, date);
   // Keep the state at the earliest date a query may still ask about: now, or
   // the start of a charge in progress on a sibling (they read this history).
   Tick keep = now;
@@ -154,12 +156,45 @@ void SmtCores::charge(Task& task, Tick d) {
   while (left >= 0.5) {
     const Tick span = round_half_away(left * slowdown_at(task.cpu, task.cursor));
     if (span <= 0) break;
-    task.work(span);  // returns at the span's end, after every event dated earlier
-    const Tick end = task.cursor;
-    left -= work_in(task.cpu, end - span, end);
+    task.interrupts_in(span);
+    const Tick start = task.cursor;
+    // Returns at the span's end, after every event dated earlier, or sooner if a
+    // sibling stopped meanwhile (end_passes_sooner()). The pass is listed while
+    // the task waits (and not once the run unwinds it).
+    struct Listed {
+      Pass& pass;
+      ~Listed() { pass.task = nullptr; }
+    } listed{me.pass};
+    if (task.actor != nullptr && task.actor->running())
+      me.pass = {&task, start, left, start + span};
+    const Tick end = task.account_to_turn(span);
+    left -= work_in(task.cpu, start, end);
     me.reading_from = end;
   }
   me.reading_from = -1;
+}
+
+bool SmtCores::changes_after(int cpu, Tick t) const {
+  for (int s : cpus_[static_cast<std::size_t>(cpu)].siblings) {
+    const auto& h = cpus_[static_cast<std::size_t>(s)];
+    for (std::size_t i = h.first; i < h.history.size(); ++i)
+      if (h.history[i].date > t) return true;
+  }
+  return false;
+}
+
+void SmtCores::end_passes_sooner(int cpu, Tick date) {
+  for (int s : cpus_[static_cast<std::size_t>(cpu)].siblings) {
+    Pass& p = cpus_[static_cast<std::size_t>(s)].pass;
+    if (p.task == nullptr || !p.task->actor->waiting()) continue;
+    const Tick from = std::max(date, p.start);
+    if (changes_after(s, from)) continue;  // its rate past `from` is not known yet
+    const double rest = p.left - work_in(s, p.start, from);
+    const Tick end = from + std::max<Tick>(0, round_half_away(rest * slowdown_at(s, from)));
+    if (end >= p.end) continue;
+    p.end = end;
+    p.task->actor->advance_turn(end);
+  }
 }
 
 void Task::charge_on_smt(Tick d) { smt->charge(*this, d); }

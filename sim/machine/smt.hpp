@@ -36,11 +36,15 @@
 // start gives; when the task's turn at the pass's end comes, every event dated
 // earlier has run and the history of the span is final, so the work the span
 // actually did is read from it, and what is left is the next pass. A sibling
-// that starts (or starts spinning) during a pass is accounted exactly; one that
-// stops (or stops spinning) during a pass that assumed it busy (spinning) leaves
-// that pass up to (1 - 1/slowdown) of its length too long (time cannot be given
-// back once the clock has passed it): accepted, a busy sibling stops only when
-// its task blocks or exits, and a spin ends when the lock is taken.
+// that starts (or starts spinning) during a pass is accounted exactly that way.
+// One that stops (or stops spinning) during a pass that assumed it busy
+// (spinning) ends the pass sooner: its step, at the stop's date, works out from
+// the history when the work is done at the new rate and moves the waiting task's
+// turn there (end_passes_sooner(), core::Actor::advance_turn()), and the task
+// takes back the part of the span past it (Task::account_to_turn()). That is
+// exact while nothing is dated past the stop on the core; otherwise (a wake-up
+// announced for a later date) the pass keeps its end, up to (1 - 1/slowdown) of
+// its length too long (time cannot be given back once the clock has passed it).
 #pragma once
 
 #include <cmath>
@@ -97,6 +101,14 @@ class SmtCores {
     Tick date;
     State state;  // from then on
   };
+  // A pass in progress: its task waits for its turn at `end`, the date that
+  // `left` work (alone-time) from `start` takes at the rate the pass assumed.
+  struct Pass {
+    Task* task = nullptr;
+    Tick start = 0;
+    double left = 0;
+    Tick end = 0;
+  };
   struct Cpu {
     // (date, state from then) in [first, size()): a vector trimmed from the
     // front by an index (compacted now and then), not a deque: a pass reads
@@ -106,8 +118,13 @@ class SmtCores {
     std::vector<int> siblings;  // the other hardware threads of its core
     int sibling = -1;           // the only one (cores of 2 threads), else -1
     Tick reading_from = -1;     // start of a charge in progress (-1: none)
+    Pass pass;                  // the pass its task waits to end (task nullptr: none)
   };
   State state_at(int cpu, Tick t) const;
+  // Does a sibling of `cpu` have a transition dated after t?
+  bool changes_after(int cpu, Tick t) const;
+  // `cpu` became less busy at `date`: the passes its siblings wait on end sooner.
+  void end_passes_sooner(int cpu, Tick date);
   bool busy_at(int cpu, Tick t) const { return state_at(cpu, t) != kIdle; }
   void push(int cpu, State s, Tick date, Tick now);
   // A busy sibling's weight: 1 + (factor - 1) / (threads - 1), computing or spinning.

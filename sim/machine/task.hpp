@@ -263,6 +263,11 @@ struct Task {
   }
   // Work that takes d whatever the siblings do (SmtCores stretches it in passes).
   void work(Tick d) {
+    interrupts_in(d);
+    account(func, d);
+  }
+  // The interruptions that land in work of length d from the cursor: charged first.
+  void interrupts_in(Tick d) {
     if (noise != nullptr) {
       const Tick irq = noise->during_work(cursor, d);
       if (irq > 0) account(Func::Interrupt, irq);
@@ -271,7 +276,6 @@ struct Task {
       const Tick irq = ipis->during_work(cursor, d);
       if (irq > 0) account(Func::Interrupt, irq);
     }
-    account(func, d);
   }
   // This task's CPU time by category; idle = off-CPU share of `elapsed`.
   CpuBreakdown breakdown(Tick elapsed) const { return breakdown_of(time, elapsed); }
@@ -305,6 +309,25 @@ struct Task {
     }
   }
   void charge_on_smt(Tick d);  // machine/smt.cpp
+  // account(func, d) with the turn at its end, which may come earlier: its SMT
+  // core moves it when a sibling stops during the work (machine/smt.hpp). The
+  // part past the turn is taken back. Returns the work's end (the cursor).
+  Tick account_to_turn(Tick d) {
+    record(func, d);
+    owed_work.push_back({func, cursor, d});
+    cursor += d;
+    if (actor == nullptr || !actor->running()) return cursor;
+    actor->wait_turn(cursor);
+    if (const Tick over = cursor - actor->now(); over > 0) {
+      time[static_cast<std::size_t>(func)] -= over;
+      if (cpu_time != nullptr) (*cpu_time)[static_cast<std::size_t>(func)] -= over;
+      if (trace != nullptr) trace->cut_cpu_time(*this, actor->now());
+      cursor = actor->now();
+    }
+    take_ipis();
+    clear_owed();
+    return cursor;
+  }
   // Its function starts or stops being a spin (InFunc): its core's history dates it.
   void note_spin(bool spin);
   // Every charge is listed in owed_work until its turn is taken, owed or not:

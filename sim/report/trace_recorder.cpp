@@ -44,6 +44,11 @@ void TraceRecorder::cpu_time(const machine::Task& task, machine::Func f, Tick at
   s = {task.cpu, func, at, at + d};
 }
 
+void TraceRecorder::cut_cpu_time(const machine::Task& task, Tick end) {
+  const auto id = static_cast<std::size_t>(task.id);
+  if (id < open_.size() && open_[id].func >= 0) open_[id].end = std::min(open_[id].end, end);
+}
+
 void TraceRecorder::lock_held(const void* lock, const machine::Task& holder, Tick from, Tick to,
                               bool read) {
   auto it = lock_ids_.find(lock);

@@ -26,6 +26,7 @@ class TraceRecorder final : public TraceSink {
   void name_lock(const void* key, std::string name);
 
   void cpu_time(const machine::Task& task, machine::Func f, Tick at, Tick d) override;
+  void cut_cpu_time(const machine::Task& task, Tick end) override;
   void lock_held(const void* lock, const machine::Task& holder, Tick from, Tick to,
                  bool read) override;
   void lock_wait(const void* lock, const machine::Task& waiter, Tick from, Tick to,

@@ -28,6 +28,8 @@ class TraceSink {
   virtual ~TraceSink() = default;
   // `task` runs function f on its CPU for d, from `at`.
   virtual void cpu_time(const machine::Task& task, machine::Func f, Tick at, Tick d) = 0;
+  // Its latest cpu_time() ended at `end` after all (a turn that came earlier).
+  virtual void cut_cpu_time(const machine::Task& task, Tick end) = 0;
   // `holder` held `lock` from..to (read: a shared hold of an rwlock).
   virtual void lock_held(const void* lock, const machine::Task& holder, Tick from, Tick to,
                          bool read = false) = 0;

@@ -142,16 +142,18 @@ TEST(Smt, ASiblingSpinningOnALockSlowsByTheSpinFactor) {
 }
 
 // The spin ends in the middle of the charge (the sibling computes after): the
-// pass that began beside the spinner ran at the spin factor, and time cannot
-// be given back, so the charge ends past the compute factor's length and at
-// most at the spin factor's (smt.hpp: a spin that ends within a pass).
+// pass that began beside the spinner, at the spin factor (3), ends sooner: the
+// sibling's step that ends the spin moves the waiting task's turn to where the
+// work is done at the compute factor from then on (smt.hpp, end_passes_sooner()).
+// Before, time could not be given back and the charge ended at 10 ns + 3 W.
 TEST(Smt, ASpinThatEndsMidChargeCountsTheComputeFactorAfter) {
   auto m = smt_machine();
   m.smt_spin_slowdown = 3.0;
+  const Tick lead = ns_to_ticks(10);
   const auto end = run_tasks(m, {0, 1}, [&](Task& t, machine::Scheduler& s, int i) {
     s.start(t);
     if (i == 0) {
-      t.advance_to(ns_to_ticks(10));
+      t.advance_to(lead);
       t.charge(kW);
     } else {
       {
@@ -161,8 +163,27 @@ TEST(Smt, ASpinThatEndsMidChargeCountsTheComputeFactorAfter) {
       t.charge(10 * kW);  // computes from then on
     }
   });
-  EXPECT_GT(end[0], ns_to_ticks(10) + std::llround(kSlowdown * static_cast<double>(kW)));
-  EXPECT_LE(end[0], ns_to_ticks(10) + 3 * kW);
+  const double by_the_end_of_the_spin = static_cast<double>(kW - lead) / 3.0;
+  const double want =
+      static_cast<double>(kW) + kSlowdown * (static_cast<double>(kW) - by_the_end_of_the_spin);
+  EXPECT_NEAR(static_cast<double>(end[0]), want, 2.0);
+}
+
+// The sibling leaves its CPU at W/2 (its task exits), in the middle of a charge
+// of W that began beside it at 10 ns: (W/2 - 10 ns) / 1.5 of the work is done by
+// then and the rest alone, not 1.5 W from the start as its first pass assumed.
+TEST(Smt, ASiblingLeavingMidChargeEndsItSooner) {
+  const Tick lead = ns_to_ticks(10);
+  const auto end = run_tasks(smt_machine(), {0, 1}, [&](Task& t, machine::Scheduler& s, int i) {
+    s.start(t);
+    if (i == 0) {
+      t.advance_to(lead);  // the sibling is on its CPU by then
+      t.charge(kW);
+    }
+    if (i == 1) t.advance_to(kW / 2);  // then exits: its CPU is idle from W/2
+  });
+  const double before = static_cast<double>(kW / 2 - lead) / kSlowdown;
+  EXPECT_NEAR(static_cast<double>(end[0]), static_cast<double>(kW / 2 + kW) - before, 2.0);
 }
 
 // The spin starts in the middle of the charge (the sibling computes before): the

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "config/machine_config.hpp"
@@ -84,6 +85,37 @@ TEST(TimeOrder, ParkAndUnparkAtADate) {
   });
   sim.run();
   EXPECT_EQ(woke, 75);
+}
+
+// A waiting actor's turn moved earlier (machine/smt.hpp's early end of a pass):
+// it runs at the new date, before the mover's own later turn, and its old turn
+// (stale) lets nothing run twice: it next runs at the turn it asks for after.
+TEST(TimeOrder, AnAdvancedTurnRunsAtItsNewDateOnce) {
+  for (bool reference : {false, true}) {
+    Simulation sim;
+    sim.set_reference_order(reference);
+    Actor* waiter = nullptr;
+    std::vector<std::pair<std::string, Tick>> log;
+    waiter = &sim.spawn("waiter", [&log](Actor& self) {
+      self.wait_turn(1000);
+      log.emplace_back("waiter", self.now());
+      self.wait_turn(1500);
+      log.emplace_back("waiter", self.now());
+    });
+    sim.spawn("mover", [&](Actor& self) {
+      self.wait_turn(100);
+      EXPECT_TRUE(waiter->waiting());
+      waiter->advance_turn(300);
+      waiter->advance_turn(400);  // later than its turn now: no effect
+      EXPECT_THROW(waiter->advance_turn(50), SimulationError);  // before the clock
+      self.wait_turn(1200);
+      log.emplace_back("mover", self.now());
+    });
+    sim.run();
+    const std::vector<std::pair<std::string, Tick>> want{
+        {"waiter", 300}, {"mover", 1200}, {"waiter", 1500}};
+    EXPECT_EQ(log, want) << "reference " << reference;
+  }
 }
 
 TEST(TimeOrder, AnUnparkBeforeTheParkLetsItReturnAtOnce) {
