@@ -190,7 +190,11 @@ void SmtCores::end_passes_sooner(int cpu, Tick date) {
     const Tick from = std::max(date, p.start);
     if (changes_after(s, from)) continue;  // its rate past `from` is not known yet
     const double rest = p.left - work_in(s, p.start, from);
-    const Tick end = from + std::max<Tick>(0, round_half_away(rest * slowdown_at(s, from)));
+    // Never before the clock: this may run in an InFunc's destructor, where a
+    // time-order error could not be thrown.
+    const Tick end =
+        std::max(from + std::max<Tick>(0, round_half_away(rest * slowdown_at(s, from))),
+                 p.task->actor->now());
     if (end >= p.end) continue;
     p.end = end;
     p.task->actor->advance_turn(end);
