@@ -4,8 +4,10 @@ Reports, each as the median of repeats (with min..max):
   * simulated semops per wall-second for the standard cases (marginal: a run of
     4x the duration minus a run of 1x, so engine set-up does not count);
   * the floor: wall time of one sleep_for() of a bare SimGrid actor loop,
-    measured in the same process, and our wall time per simulated semop as a
-    multiple of it (a ratio, so it holds on any machine);
+    measured in the same process right before each timed run, and our wall time
+    per simulated semop as a multiple of it (a ratio, so it holds on any
+    machine): the median over the repeats of each run's ratio to its own floor,
+    so that a host that slows down between the floor and the cases moves both;
   * peak memory of a run with 1,024 simulated tasks.
 Wall-clock figures are noisy on a shared 2-vCPU VM: read the ratios and the
 spreads, not single numbers. This is a benchmark, never a timed test.
@@ -89,35 +91,38 @@ def peak_memory_mib(tasks: int = 1024) -> float:
 
 
 def run(repeats: int = 3, out=sys.stdout) -> dict[str, Any]:
-    floors = [_core.sleep_floor(64, 20000) for _ in range(repeats)]
-    floor = statistics.median(floors)
-    report: dict[str, Any] = {
-        "floor_ns_per_sleep_for": {"median": floor * 1e9, "min": min(floors) * 1e9,
-                                   "max": max(floors) * 1e9},
-        "cases": [],
-    }
-    print(f"floor: bare SimGrid sleep_for = {floor * 1e9:.0f} ns "
-          f"({min(floors) * 1e9:.0f}..{max(floors) * 1e9:.0f}), {1 / floor / 1e6:.2f} M/s", file=out)
+    floors: list[float] = []
+    report: dict[str, Any] = {"cases": []}
     print(f"{'case':64s} {'semops/wall-s':>14s} {'spread':>22s} {'x floor':>8s} "
           f"{'hand-offs/op':>12s} {'read-ahead/op':>13s} {'reruns':>6s}", file=out)
     for case in CASES:
-        rates = []
+        rates, ratios = [], []
         per_op = reads_per_op = 0.0
         reruns = 0
         for _ in range(repeats):
+            floor = _core.sleep_floor(64, 20000)  # paired with the run that follows
             wall, semops, handoffs, reads, reruns = time_case(case)
+            floors.append(floor)
             rates.append(semops / wall)
+            ratios.append((wall / semops) / floor)
             per_op = handoffs / semops  # deterministic: the same every repeat
             reads_per_op = reads / semops
         rate = statistics.median(rates)
-        ratio = (1.0 / rate) / floor
+        ratio = statistics.median(ratios)
         report["cases"].append({"case": case["case"], "semops_per_wall_s": rate,
                                 "min": min(rates), "max": max(rates), "floor_multiple": ratio,
+                                "floor_multiple_min": min(ratios), "floor_multiple_max": max(ratios),
                                 "handoffs_per_semop": per_op,
                                 "read_aheads_per_semop": reads_per_op,
                                 "read_ahead_reruns": reruns})
         print(f"{case['case']:64s} {rate:14,.0f} {min(rates):10,.0f}..{max(rates):<10,.0f} "
               f"{ratio:8.2f} {per_op:12.2f} {reads_per_op:13.2f} {reruns:6d}", file=out)
+    floor = statistics.median(floors)
+    report["floor_ns_per_sleep_for"] = {"median": floor * 1e9, "min": min(floors) * 1e9,
+                                        "max": max(floors) * 1e9}
+    print(f"floor: bare SimGrid sleep_for = {floor * 1e9:.0f} ns "
+          f"({min(floors) * 1e9:.0f}..{max(floors) * 1e9:.0f}), {1 / floor / 1e6:.2f} M/s, "
+          f"measured before each run; x floor is the median of each run's ratio to its own", file=out)
     mem = peak_memory_mib(1024)
     report["peak_rss_mib_1024_tasks"] = mem
     print(f"peak memory, 1,024 simulated tasks: {mem:.0f} MiB", file=out)

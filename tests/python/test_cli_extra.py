@@ -69,3 +69,33 @@ def test_compare_several_scenarios_writes_the_accuracy_summary(tmp_path):
     assert {row["scenario"] for row in summary["rows"]} == {"semop-multi-s8", "aim9-shm"}
     assert all(row["machine"] == "host-default" for row in summary["rows"])
     assert (tmp_path / "aim9-shm" / "compare.json").exists()
+
+
+def test_bench_pairs_each_run_with_its_own_floor(monkeypatch):
+    """x floor is the median of each run's ratio to the floor measured right before it: a
+    host that doubles its speed between repeats moves the floor and the run alike, and
+    the ratio stays 4 (against the median floor alone it would read 2 .. 8)."""
+    import io
+
+    from semsim import bench
+
+    speed = iter([1.0, 2.0, 0.5] * 2)
+    state = {"scale": 1.0}
+
+    def floor(_actors, _sleeps):
+        state["scale"] = next(speed)
+        return 100e-9 * state["scale"]
+
+    def run(_case):  # 1,000 semops at 4 floors each, on the host of the floor before it
+        return 1000 * 400e-9 * state["scale"], 1000, 3000, 0, 0
+
+    monkeypatch.setattr(bench, "CASES", bench.CASES[:2])
+    monkeypatch.setattr(bench._core, "sleep_floor", floor)
+    monkeypatch.setattr(bench, "time_case", run)
+    monkeypatch.setattr(bench, "peak_memory_mib", lambda tasks=1024: 1.0)
+    report = bench.run(repeats=3, out=io.StringIO())
+    for case in report["cases"]:
+        assert case["floor_multiple"] == 4.0
+        assert case["floor_multiple_min"] == case["floor_multiple_max"] == 4.0
+        assert case["handoffs_per_semop"] == 3.0
+    assert report["floor_ns_per_sleep_for"]["min"] == 50.0
