@@ -45,6 +45,9 @@
 // exact while nothing is dated past the stop on the core; otherwise (a wake-up
 // announced for a later date) the pass keeps its end, up to (1 - 1/slowdown) of
 // its length too long (time cannot be given back once the clock has passed it).
+// A pass pays the interruptions that land in its estimated span first
+// (Task::interrupts_in()), so one that ends sooner has paid those dated past its
+// new end a little early (an assumption: the presets with SMT have no OS noise).
 #pragma once
 
 #include <cmath>
