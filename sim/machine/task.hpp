@@ -313,19 +313,14 @@ struct Task {
   // core moves it when a sibling stops during the work (machine/smt.hpp). The
   // part past the turn is taken back. Returns the work's end (the cursor).
   Tick account_to_turn(Tick d) {
-    record(func, d);
-    owed_work.push_back({func, cursor, d});
-    cursor += d;
-    if (actor == nullptr || !actor->running()) return cursor;
-    actor->wait_turn(cursor);
-    if (const Tick over = cursor - actor->now(); over > 0) {
+    const bool own_turn = !owe_turns && actor != nullptr && actor->running();
+    account(func, d);
+    if (const Tick over = own_turn ? cursor - actor->now() : 0; over > 0) {
       time[static_cast<std::size_t>(func)] -= over;
       if (cpu_time != nullptr) (*cpu_time)[static_cast<std::size_t>(func)] -= over;
       if (trace != nullptr) trace->cut_cpu_time(*this, actor->now());
       cursor = actor->now();
     }
-    take_ipis();
-    clear_owed();
     return cursor;
   }
   // Its function starts or stops being a spin (InFunc): its core's history dates it.
