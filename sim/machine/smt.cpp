@@ -153,20 +153,22 @@ void SmtCores::charge(Task& task, Tick d) {
   auto& me = cpus_[static_cast<std::size_t>(task.cpu)];
   double left = static_cast<double>(d);
   me.reading_from = task.cursor;
+  // Each pass is listed while the task waits for its end, so that a sibling that
+  // stops can end it sooner (end_passes_sooner()); unlisted when the charge ends,
+  // or the run unwinds it. Not for a charge made on another task's behalf.
+  struct Listed {
+    Pass& pass;
+    ~Listed() { pass.task = nullptr; }
+  } listed{me.pass};
+  const bool own = task.actor != nullptr && task.actor->running();
   while (left >= 0.5) {
     const Tick span = round_half_away(left * slowdown_at(task.cpu, task.cursor));
     if (span <= 0) break;
     task.interrupts_in(span);
     const Tick start = task.cursor;
+    if (own) me.pass = {&task, start, left, start + span};
     // Returns at the span's end, after every event dated earlier, or sooner if a
-    // sibling stopped meanwhile (end_passes_sooner()). The pass is listed while
-    // the task waits (and not once the run unwinds it).
-    struct Listed {
-      Pass& pass;
-      ~Listed() { pass.task = nullptr; }
-    } listed{me.pass};
-    if (task.actor != nullptr && task.actor->running())
-      me.pass = {&task, start, left, start + span};
+    // sibling stopped meanwhile.
     const Tick end = task.account_to_turn(span);
     left -= work_in(task.cpu, start, end);
     me.reading_from = end;
