@@ -226,12 +226,12 @@ _LEADING_COLUMNS = ("threads", "kernel", "machine", "ops_per_s", "ops_per_s_ci95
 def precision_note(point: Mapping[str, Any]) -> str | None:
     """Why a simulated point did not reach the precision its scenario asked
     (``run_length.not_reached``), or None: reached, no precision asked (``precision``
-    0), one run of a workload that runs to completion (it ignores the precision), or a
+    0), one run of a workload that runs to completion (one seed has no interval), or a
     result without the field."""
     rl = point.get("run_length")
     if not isinstance(rl, Mapping) or not rl.get("precision") or rl.get("reached"):
         return None
-    # A run to completion ignores the precision; only its replications have an interval.
+    # A run to completion has no window: only its replications have an interval.
     if not rl.get("applicable") and int(rl.get("pooled_runs", 1)) < 2:
         return None
     note = rl.get("not_reached")

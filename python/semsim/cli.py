@@ -304,7 +304,8 @@ def _run_length_cells(rl: Any) -> list[str]:
     if not rl.get("applicable"):  # a run to completion: the interval of its seeds, if any
         if rl.get("seed_free"):
             return [width, "to completion, seed-free (exact)"]
-        return [width, f"to completion, {runs} runs{state}" if runs > 1 else "to completion"]
+        of = f" of {runs + int(rl['runs_not_needed'])}" if rl.get("runs_not_needed") else ""
+        return [width, f"to completion, {runs}{of} runs{state}" if runs > 1 else "to completion"]
     if rl.get("counter") == "rounds":
         width += " (rounds)"
     over = f" in {runs} runs" if runs > 1 else ""

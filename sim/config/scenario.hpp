@@ -35,7 +35,8 @@ struct Scenario {
   // Adaptive run length: stop once the point's throughput 95 % interval, pooled
   // over its repeats, is within +-precision (relative); duration_ms is each
   // run's ceiling, warmup_ms the minimum warm-up. 0: off, run the full duration
-  // (report/run_length.hpp).
+  // (report/run_length.hpp). A run to completion's seeds stop once their
+  // interval is within it, repeats the ceiling (driver/simulate.cpp).
   double precision = 0.01;
   std::uint64_t seed = 1;
   int repeats = 1;                             // seeds (simulator) or runs (native) per point

@@ -97,6 +97,10 @@ void report_copied_run(const RunProgress& of, std::uint64_t run) {
 
 void report_copied_run() { report_copied_run(last_run, ++runs_begun); }
 
+void report_skipped_run(std::uint64_t run) { report_copied_run(RunProgress{}, run); }
+
+void report_skipped_run() { report_skipped_run(++runs_begun); }
+
 void renumber_next_run() {
   if (runs_begun > 0) --runs_begun;
 }

@@ -38,6 +38,11 @@ void report_progress(const RunProgress& progress);
 void report_copied_run(const RunProgress& of, std::uint64_t run);
 // The same for a copy of the latest run of this process, numbered as the next run.
 void report_copied_run();
+// Reports a run that is not simulated because its point was precise enough
+// without it (driver/simulate.cpp): a start and an end under run number `run`;
+// without a number, as the next run of this process.
+void report_skipped_run(std::uint64_t run);
+void report_skipped_run();
 // The next run of this process takes the latest run's number (it is that run again).
 void renumber_next_run();
 

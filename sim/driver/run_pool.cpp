@@ -122,6 +122,7 @@ class Pool {
       }
       if (children_.empty()) break;
       wait_once();
+      end_abandoned();
       if (options_.poll) options_.poll();
     }
     return std::move(outcomes_);
@@ -228,14 +229,25 @@ class Pool {
     if (options_.finished) options_.finished(c.task, out);
   }
 
-  void kill_all() {
-    for (auto& c : children_) {
-      ::kill(c.pid, SIGKILL);
-      ::close(c.fd);
-      int status = 0;
-      while (::waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
-      }
+  static void end(Child& c) {
+    ::kill(c.pid, SIGKILL);
+    ::close(c.fd);
+    int status = 0;
+    while (::waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
     }
+  }
+
+  void end_abandoned() {
+    if (!options_.abandoned) return;
+    for (std::size_t i = children_.size(); i-- > 0;) {
+      if (!options_.abandoned(children_[i].task)) continue;
+      end(children_[i]);
+      children_.erase(children_.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+  }
+
+  void kill_all() {
+    for (auto& c : children_) end(c);
     children_.clear();
   }
 

@@ -44,6 +44,10 @@ struct PoolOptions {
   std::function<void()> poll;
   // Stop starting tasks after the first failure (the caller raises it).
   bool stop_on_error = true;
+  // Asked of every running task after each outcome: a task it names is no
+  // longer wanted, its process is ended at once and it gets no outcome (a
+  // task begun ahead of a decision that went against it). Empty: none.
+  std::function<bool(std::size_t task)> abandoned;
 };
 
 // Runs tasks[i] for every i, in the order given by `order` (a permutation of

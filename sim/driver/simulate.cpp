@@ -43,8 +43,13 @@ Json assemble(const Scenario& scenario, const config::MachineParams& machine,
     const int threads = scenario.threads[p];
     std::vector<Json> runs;
     Json seeds = Json::array();
+    int not_needed = 0;
     for (std::size_t i = 0; i < specs.size(); ++i) {
       if (specs[i].point != p) continue;
+      if (all_runs[i].is_null()) {  // not simulated: the point was precise enough without it
+        ++not_needed;
+        continue;
+      }
       seeds.push_back(specs[i].seed);
       runs.push_back(all_runs[i]);
     }
@@ -78,6 +83,7 @@ Json assemble(const Scenario& scenario, const config::MachineParams& machine,
       for (std::size_t d : distinct) rates.push_back(runs[d]["ops_per_s"].get<double>());
       point["run_length"] = report::replication_run_length(rates, scenario.precision,
                                                            runs.size() > 1 && distinct.size() == 1);
+      point["run_length"]["runs_not_needed"] = not_needed;
     }
     Json all = Json::array();
     for (const auto& run : runs) all.push_back(run["ops_per_s"]);
@@ -134,6 +140,11 @@ struct BatchRun {
   // Its runs stop at precision * sqrt(repeats) (report/run_length.hpp): a
   // leader that turns out seed-free is run again alone, at `precision`.
   bool pooled = false;
+  // A run to completion's third seed on (precision > 0): the point's run before
+  // it. It is simulated only if the point's runs up to that one miss the
+  // precision (sequential replications: `repeats` is the ceiling, as
+  // duration_ms is a windowed run's). SIZE_MAX: it is not such a run.
+  std::size_t after = SIZE_MAX;
 };
 
 // The runs of a scenario as BatchRuns: each point's first seed leads its others.
@@ -141,14 +152,33 @@ struct BatchRun {
 std::size_t add_runs(std::vector<BatchRun>& runs, std::size_t s, const Scenario& scenario,
                      const config::MachineParams& machine) {
   const auto specs = runs_of(scenario);
+  const auto workload = workloads::make_workload(scenario.workload);
   std::size_t leader = SIZE_MAX;
   for (std::size_t i = 0; i < specs.size(); ++i) {
     const bool first = i == 0 || specs[i].point != specs[i - 1].point;
     if (first) leader = runs.size();
+    const bool sequential = scenario.precision > 0 && !first && runs.size() - 1 != leader &&
+                            workload->runs_to_completion(specs[i].threads);
     runs.push_back({s, i, specs[i], estimated_cost(scenario, machine, specs[i].threads),
-                    first ? SIZE_MAX : leader, scenario.precision > 0 && scenario.repeats > 1});
+                    first ? SIZE_MAX : leader, scenario.precision > 0 && scenario.repeats > 1,
+                    sequential ? runs.size() - 1 : SIZE_MAX});
   }
   return specs.size();
+}
+
+// Whether a run to completion's point has its precision from its runs up to
+// `last` (they are consecutive from its leader; byte-identical copies pooled
+// once, as assemble() pools them): its later seeds are then not simulated.
+// `text` and `rate`: each ended run's bytes and ops_per_s.
+bool replications_enough(const std::vector<BatchRun>& runs, std::size_t last,
+                         const std::vector<std::string>& text, const std::vector<double>& rate,
+                         double precision) {
+  const std::size_t leader = runs[last].leader == SIZE_MAX ? last : runs[last].leader;
+  std::set<std::string> seen;
+  std::vector<double> distinct;
+  for (std::size_t i = leader; i <= last; ++i)
+    if (seen.insert(text[i]).second) distinct.push_back(rate[i]);
+  return report::replications_reached(distinct, precision);
 }
 
 // One run, and whether it made a random draw: without one, its seed made no
@@ -198,6 +228,35 @@ void run_runs(const std::vector<BatchRun>& runs, const std::vector<Scenario>& sc
     if (o.ok && seed_free) c = o;  // else: not run
     return c;
   };
+  // Sequential replications: each ended run's bytes and rate, kept for the runs
+  // whose point has a later seed that may not be needed; next_of: that seed.
+  std::vector<std::size_t> next_of(runs.size(), SIZE_MAX);
+  std::vector<char> keep(runs.size(), 0);
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    if (runs[i].after != SIZE_MAX) {
+      next_of[runs[i].after] = i;
+      for (std::size_t j = runs[i].leader; j < i; ++j) keep[j] = 1;
+    }
+  std::vector<std::string> text(runs.size());
+  std::vector<double> rate(runs.size(), 0.0);
+  auto remember = [&](std::size_t i, const TaskOutcome& o) {
+    if (!keep[i] || !o.ok || o.value.is_null()) return;
+    text[i] = o.value.dump();
+    rate[i] = o.value["ops_per_s"].get<double>();
+  };
+  // A run that follows `before` (ended with outcome o): simulated only if the
+  // runs up to `before` miss the point's precision. Not run after a failure
+  // (ok false, no error_type); not needed: ok, with a null value.
+  auto not_needed = [&](std::size_t before, const TaskOutcome& o) {
+    return o.ok &&
+           (o.value.is_null() || replications_enough(runs, before, text, rate,
+                                                     scenarios[runs[before].scenario].precision));
+  };
+  auto skipped = [] {
+    TaskOutcome s;
+    s.ok = true;  // value null: not simulated (assemble leaves it out)
+    return s;
+  };
   // A seed-free leader's copies would pool as one run, at the looser per-run
   // precision: such a point is run again as its only run (at `precision`).
   auto needs_rerun = [&runs](std::size_t i, const TaskOutcome& o, bool seed_free) {
@@ -224,6 +283,15 @@ void run_runs(const std::vector<BatchRun>& runs, const std::vector<Scenario>& sc
           continue;
         }
       }
+      if (r.after != SIZE_MAX &&
+          (!outcomes[r.after].ok || not_needed(r.after, outcomes[r.after]))) {
+        if (outcomes[r.after].ok) {
+          outcomes[i] = skipped();
+          report_skipped_run();
+        }
+        finished(i, outcomes[i]);
+        continue;
+      }
       // An error propagates from here as it was raised.
       TaskOutcome& out = outcomes[i];
       out.value = checked_run(scenarios[r.scenario], machines[r.scenario], r.spec);
@@ -238,6 +306,7 @@ void run_runs(const std::vector<BatchRun>& runs, const std::vector<Scenario>& sc
         out = after(unwrap(std::move(again), free), out);
       }
       seed_free[i] = free;
+      remember(i, out);
       finished(i, out);
     }
     return;
@@ -264,21 +333,81 @@ void run_runs(const std::vector<BatchRun>& runs, const std::vector<Scenario>& sc
   }
   std::vector<char> ready(tasks.size(), 0), started(tasks.size(), 0);
   for (std::size_t i = 0; i < runs.size(); ++i) ready[i] = runs[i].leader == SIZE_MAX;
-  // The longest ready run first (ties: the earlier task), as longest_first() orders them.
+  // A later seed of a run to completion (BatchRun::after) may start before the
+  // seed before it has ended, when a process would otherwise be idle: its
+  // outcome is held until that seed's says whether it is needed, and dropped
+  // if not. So the results are those of the one-process path, and a lone
+  // scenario takes no longer than with every seed run.
+  enum : char { kPending, kNeeded, kDropped };
+  std::vector<char> decision(runs.size(), kNeeded);
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    if (runs[i].after != SIZE_MAX) decision[i] = kPending;
+  std::vector<std::optional<TaskOutcome>> held(runs.size());
+  std::vector<TaskOutcome> first_of(runs.size());  // a rerun leader's first outcome
+  std::vector<RunProgress> last(runs.size());
+  std::function<void(std::size_t, TaskOutcome, bool)> deliver;
+  // The seeds after `task` (its outcome o): the next one is needed, or it and
+  // every later one are not simulated (not needed, or not run after a failure).
+  auto go_on = [&](std::size_t task, const TaskOutcome& o) {
+    std::size_t next = next_of[task];
+    if (next == SIZE_MAX || decision[next] != kPending) return;
+    if (o.ok && !not_needed(task, o)) {
+      decision[next] = kNeeded;
+      if (held[next]) {
+        TaskOutcome h = std::move(*held[next]);
+        held[next].reset();
+        deliver(next, std::move(h), false);
+      } else if (!started[next]) {
+        ready[next] = 1;
+      }
+      return;
+    }
+    for (; next != SIZE_MAX; next = next_of[next]) {
+      decision[next] = kDropped;
+      held[next].reset();
+      started[next] = 1;
+      const TaskOutcome out = o.ok ? skipped() : TaskOutcome{};
+      if (out.ok && has_progress_hook()) report_skipped_run(next + 1);
+      finished(next, out);
+    }
+  };
+  // After a failure (with stop_on_error) no run starts; a failure of a run
+  // begun ahead that is then not needed does not count.
+  bool halted = false;
+  deliver = [&](std::size_t task, TaskOutcome out, bool free) {
+    if (!out.ok && stop_on_error) halted = true;
+    remember(task, out);
+    finished(task, out);
+    for (std::size_t f : followers[task]) {
+      if (out.ok && !free) {
+        ready[f] = runs[f].after == SIZE_MAX;  // a later seed waits for the one before it
+        continue;
+      }
+      started[f] = 1;
+      const TaskOutcome copy = copy_of(out, free);
+      if (copy.ok && has_progress_hook()) report_copied_run(last[task], f + 1);
+      finished(f, copy);
+    }
+    go_on(task, out);
+  };
+  // The longest ready run first (ties: the earlier task), as longest_first() orders them;
+  // with none ready, the longest later seed whose seed before it has started.
   auto pick = [&]() -> std::optional<std::size_t> {
     std::optional<std::size_t> best;
+    if (halted) return best;
     for (std::size_t i = 0; i < tasks.size(); ++i)
       if (ready[i] && !started[i] && (!best || runs[task_of[i]].cost > runs[task_of[*best]].cost))
         best = i;
+    for (std::size_t i = 0; !best && i < runs.size(); ++i)
+      if (decision[i] == kPending && !started[i] && started[runs[i].after]) best = i;
     if (best) started[*best] = 1;
     return best;
   };
-  std::vector<TaskOutcome> first_of(runs.size());  // a rerun leader's first outcome
   PoolOptions pool;
   pool.jobs = options.jobs;
   pool.poll = options.poll;
-  pool.stop_on_error = stop_on_error;
-  std::vector<RunProgress> last(runs.size());
+  pool.stop_on_error = false;  // `halted` does it
+  pool.abandoned = [&](std::size_t t) { return t < runs.size() && decision[t] == kDropped; };
   // Run numbers as the one-process path gives them: 1 + the run's place.
   if (has_progress_hook())
     pool.progress = [&last, &task_of](std::size_t task, const RunProgress& p) {
@@ -297,17 +426,12 @@ void run_runs(const std::vector<BatchRun>& runs, const std::vector<Scenario>& sc
       return;  // its outcome is the rerun's
     }
     if (t != task) out = after(std::move(out), first_of[task]);
-    finished(task, out);
-    for (std::size_t f : followers[task]) {
-      if (out.ok && !free) {
-        ready[f] = 1;
-        continue;
-      }
-      started[f] = 1;
-      const TaskOutcome copy = copy_of(out, free);
-      if (copy.ok && has_progress_hook()) report_copied_run(last[task], f + 1);
-      finished(f, copy);
+    if (decision[task] == kDropped) return;  // begun ahead, and not needed
+    if (decision[task] == kPending) {
+      held[task] = std::move(out);
+      return;
     }
+    deliver(task, std::move(out), free);
   };
   run_pool_picked(tasks, pick, pool);
 }

@@ -186,6 +186,10 @@ Json pooled_run_length(const std::vector<Json>& runs);
 // run of a seeded point (repeats 1) has no interval. The rates are the runs'
 // ops_per_s ("counter": "ops_per_s").
 Json replication_run_length(const std::vector<double>& rates, double precision, bool seed_free);
+// Whether those replications' interval is within `precision` (> 0): the
+// "reached" of replication_run_length for a seeded point. Read after each run
+// from the second on, it ends a point's replications early (driver/simulate.cpp).
+bool replications_reached(const std::vector<double>& rates, double precision);
 
 class RunLength {
  public:

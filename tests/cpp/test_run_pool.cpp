@@ -155,3 +155,26 @@ TEST(ParallelSimulate, BatchGivesEachScenarioItsOwnDocument) {
   std::sort(done.begin(), done.end());
   EXPECT_EQ(done, (std::vector<std::size_t>{0, 1}));
 }
+
+TEST(RunPool, AnAbandonedTaskIsEndedWithoutAnOutcome) {
+  std::vector<std::function<Json()>> tasks = {[] { return Json(0); },
+                                              []() -> Json {
+                                                while (true) ::pause();  // would run for ever
+                                              }};
+  driver::PoolOptions options;
+  options.jobs = 2;
+  bool first_done = false;
+  std::vector<std::size_t> finished;
+  options.finished = [&](std::size_t t, const driver::TaskOutcome&) {
+    finished.push_back(t);
+    first_done = first_done || t == 0;
+  };
+  options.abandoned = [&](std::size_t t) { return t == 1 && first_done; };
+  const auto start = std::chrono::steady_clock::now();
+  const auto out = driver::run_pool(tasks, identity(2), options);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_TRUE(out[0].ok);
+  EXPECT_FALSE(out[1].ok);
+  EXPECT_TRUE(out[1].error_type.empty());
+  EXPECT_EQ(finished, std::vector<std::size_t>{0});
+}

@@ -127,6 +127,24 @@ def test_run_to_completion_has_its_seeds_interval(run_cli, tmp_path):
     assert semsim.api.ops_interval(one) is None and one["run_length"]["ci95_per_s"] is None
 
 
+def test_run_to_completion_stops_once_its_seeds_are_precise(run_cli, tmp_path):
+    """repeats is the ceiling of a run to completion's seeds: 8 tasks on box-64 agree to
+    +-0.01 % after two seeds, so the other two are not simulated; precision 0 runs all."""
+    doc = dict(_lockunlock_doc(4), threads=[8],
+               workload={"type": "sem-lockunlock", "semaphores": 2, "loops": 2000})
+    path = tmp_path / "ll.json"
+    path.write_text(json.dumps(doc))
+    proc = run_cli("run", path, "-o", tmp_path / "r.json")
+    assert proc.returncode == 0, proc.stderr
+    point = semsim.Result.from_json(tmp_path / "r.json").points[0]
+    rl = point["run_length"]
+    assert point["seeds"] == [1, 2] and rl["runs_not_needed"] == 2 and rl["reached"]
+    assert "to completion, 2 of 4 runs reached" in proc.stderr, proc.stderr
+    full = semsim.simulate(dict(doc, precision=0)).points[0]
+    assert full["seeds"] == [1, 2, 3, 4] and full["run_length"]["runs_not_needed"] == 0
+    assert full["ops_per_s_runs"][:2] == point["ops_per_s_runs"]
+
+
 def test_run_says_why_a_point_missed_its_precision(run_cli, tmp_path):
     """8 tasks on host-default's 2 CPUs: a batch spans a scheduler rotation, and a 5 ms
     ceiling holds fewer than the 20 batches the interval needs; the point says so, with
@@ -149,7 +167,7 @@ def test_run_says_why_a_point_missed_its_precision(run_cli, tmp_path):
 
 
 def test_one_run_to_completion_gets_no_precision_note(run_cli, tmp_path):
-    """A run-to-completion workload ignores the precision: one run has no interval and
+    """One run of a run-to-completion workload has no interval (no window to size), and
     the table says nothing of it; with two replications a wide interval is noted."""
     lockunlock = {"type": "sem-lockunlock", "semaphores": 1, "loops": 400}
     one = semsim.simulate(DEFAULT_SCENARIO, threads=[2], workload=lockunlock, repeats=1)
