@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import statistics
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -340,6 +341,14 @@ class TargetResult:
     variants: list[str] = field(default_factory=list)  # with --uncertainty: the variants simulated
 
 
+def _import_plotting() -> None:
+    try:
+        import matplotlib.backends.backend_agg
+        import matplotlib.figure  # noqa: F401
+    except Exception:  # write_plots imports it again and reports what fails
+        pass
+
+
 def reproduce(settings: Settings | None = None, only: list[str] | None = None,
               workers: int | None = None, progress: Callable[[str], Any] | None = None,
               uncertainty: bool = False) -> list[TargetResult]:
@@ -356,6 +365,9 @@ def reproduce(settings: Settings | None = None, only: list[str] | None = None,
 
     settings = settings or Settings()
     jobs = check_jobs(workers, "reproduce: --workers")
+    # matplotlib takes about a second to import: done while the runs simulate (the
+    # batch releases the GIL), for write_plots.
+    threading.Thread(target=_import_plotting, name="semsim-import-matplotlib", daemon=True).start()
     out: list[TargetResult] = []
     texts: list[str] = []  # every scenario of the batch, normalized (as load_scenario does)
     labels: list[str] = []
@@ -451,8 +463,16 @@ def write_report(results: list[TargetResult], out_dir: Path, settings: Settings)
         folder = out_dir / "scenarios" / r.target.name
         folder.mkdir(parents=True, exist_ok=True)
         for i, doc in enumerate(r.scenarios):
-            (folder / f"{i:03d}.json").write_text(json.dumps(doc, indent=2) + "\n")
+            (folder / f"{i:03d}.json").write_text(_scenario_text(doc))
     return path
+
+
+def _scenario_text(doc: dict[str, Any]) -> str:
+    """A scenario file's text: indented, but a large one (swingbench's programs: a million
+    values) on one line -- Python's JSON encoder indents only in pure Python, 1.4 s of
+    the report for them; without an indent it is the C encoder's."""
+    compact = json.dumps(doc)
+    return (compact if len(compact) > 100_000 else json.dumps(doc, indent=2)) + "\n"
 
 
 def _number(text: str) -> float | None:
