@@ -134,7 +134,7 @@ def scenarios(s: Any) -> list[dict[str, Any]]:
     for _host, lock, machine, ns in _groups():
         w = {"type": "lock-stress", "lock": lock, "critical_cycles": CRITICAL_CYCLES,
              "delay_cycles": DELAY_CYCLES, "pin": PLACEMENT}
-        docs.append(_doc(machine, KERNEL, w, ns, s, precision=0))
+        docs.append(_doc(machine, KERNEL, w, ns, s))
     return docs
 
 

@@ -71,8 +71,8 @@ def scenarios(s: Any) -> list[dict[str, Any]]:
     from .reproduce import _doc
 
     w = {"type": "locktorture", "longdelay_ms": 0, "shortdelay_us": SHORTDELAY_US}
-    return [_doc(MACHINE, KERNEL, w, THREADS, s, precision=0),
-            _doc(MACHINE, CNA_KERNEL, w, THREADS, s, precision=0)]
+    return [_doc(MACHINE, KERNEL, w, THREADS, s),
+            _doc(MACHINE, CNA_KERNEL, w, THREADS, s)]
 
 
 def evaluate(results: list[dict[str, Any]]) -> tuple[list[Any], list[str]]:
