@@ -51,7 +51,24 @@ void write_frame(int fd, char kind, const void* data, std::uint64_t size) {
   write_all(fd, data, size);
 }
 
-[[noreturn]] void child_main(int fd, pid_t parent, const std::function<Json()>& task, bool report) {
+bool read_all(int fd, void* data, std::size_t size) {
+  char* p = static_cast<char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::read(fd, p, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+// A worker: runs the tasks whose indices the caller sends on `cmd`, one after
+// the other, each answered on `fd` by its progress and one result or error
+// frame; ends when the caller closes `cmd`, and after an error (a run that
+// threw may have left its process in any state: a fresh worker takes the next).
+[[noreturn]] void worker_main(int fd, int cmd, pid_t parent,
+                              const std::vector<std::function<Json()>>& tasks, bool report) {
   // Ctrl-C reaches the whole process group: end at once (the caller's Python
   // handler, inherited, would only set a flag nobody reads here). And end
   // with the caller, whichever way it ends.
@@ -60,41 +77,46 @@ void write_frame(int fd, char kind, const void* data, std::uint64_t size) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) ::_exit(1);  // the caller ended before the line above
   using Clock = std::chrono::steady_clock;
-  Clock::time_point next{};
-  // The hook only reads the run's clock: the run is the same with or without it.
-  set_progress_hook(report ? ProgressHook([fd, &next](const RunProgress& p) {
-    const auto now = Clock::now();
-    if (!p.finished && now < next) return;
-    next = now + std::chrono::milliseconds(50);
-    const ProgressFrame f{p.done, p.target, p.adaptive, p.finished};
-    write_frame(fd, kProgress, &f, sizeof f);
-  })
-                           : ProgressHook{});
-  std::string type, message;
-  try {
-    const std::vector<std::uint8_t> bytes = Json::to_cbor(task());
-    write_frame(fd, kResult, bytes.data(), bytes.size());
+  while (true) {
+    std::uint64_t task = 0;
+    if (!read_all(cmd, &task, sizeof task) || task >= tasks.size()) ::_exit(0);
+    Clock::time_point next{};
+    // The hook only reads the run's clock: the run is the same with or without it.
+    set_progress_hook(report ? ProgressHook([fd, &next](const RunProgress& p) {
+      const auto now = Clock::now();
+      if (!p.finished && now < next) return;
+      next = now + std::chrono::milliseconds(50);
+      const ProgressFrame f{p.done, p.target, p.adaptive, p.finished};
+      write_frame(fd, kProgress, &f, sizeof f);
+    })
+                             : ProgressHook{});
+    std::string type, message;
+    try {
+      const std::vector<std::uint8_t> bytes = Json::to_cbor(tasks[task]());
+      write_frame(fd, kResult, bytes.data(), bytes.size());
+      continue;
+    } catch (const InputError& e) {
+      type = "InputError", message = e.what();
+    } catch (const SimulationError& e) {
+      type = "SimulationError", message = e.what();
+    } catch (const std::exception& e) {
+      type = "Error", message = e.what();
+    } catch (...) {
+      type = "Error", message = "unknown exception";
+    }
+    const std::string payload = type + '\0' + message;
+    write_frame(fd, kError, payload.data(), payload.size());
     ::_exit(0);
-  } catch (const InputError& e) {
-    type = "InputError", message = e.what();
-  } catch (const SimulationError& e) {
-    type = "SimulationError", message = e.what();
-  } catch (const std::exception& e) {
-    type = "Error", message = e.what();
-  } catch (...) {
-    type = "Error", message = "unknown exception";
   }
-  const std::string payload = type + '\0' + message;
-  write_frame(fd, kError, payload.data(), payload.size());
-  ::_exit(0);
 }
 
-struct Child {
+struct Worker {
   pid_t pid = -1;
-  int fd = -1;
-  std::size_t task = 0;
+  int fd = -1;                      // frames, worker to caller (non-blocking)
+  int cmd = -1;                     // task indices, caller to worker
+  std::optional<std::size_t> task;  // the task it runs (none: idle)
+  bool retiring = false;            // answered with an error: it is ending
   std::string buffer;
-  bool answered = false;
 };
 
 std::string describe_status(int status) {
@@ -106,6 +128,12 @@ std::string describe_status(int status) {
          " without a result";
 }
 
+// At most `jobs` workers, forked when a task needs one and kept for the next
+// tasks: a fork copies the caller's page tables and every page either side
+// then writes (the caller's Python heap: its objects' reference counts), so
+// one fork per worker instead of one per run. A worker's runs are the runs
+// of one process one after the other, which give the same bytes as runs in
+// fresh processes (the one-process path of driver/simulate.cpp does it).
 class Pool {
  public:
   Pool(const std::vector<std::function<Json()>>& tasks, const PoolOptions& options)
@@ -115,146 +143,209 @@ class Pool {
   std::vector<TaskOutcome> run(const std::function<std::optional<std::size_t>()>& pick) {
     const std::size_t jobs = static_cast<std::size_t>(std::max(1, options_.jobs));
     while (true) {
-      while (children_.size() < jobs && !(failed_ && options_.stop_on_error)) {
+      while (busy() < jobs && !(failed_ && options_.stop_on_error)) {
         const auto task = pick();
         if (!task) break;
-        start(*task);
+        assign(idle_worker(), *task);
       }
-      if (children_.empty()) break;
+      if (busy() == 0 && !retiring()) break;
       wait_once();
       end_abandoned();
       if (options_.poll) options_.poll();
     }
+    end_idle();
     return std::move(outcomes_);
   }
 
  private:
-  void start(std::size_t task) {
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0)
+  std::size_t busy() const {
+    return static_cast<std::size_t>(
+        std::count_if(workers_.begin(), workers_.end(), [](const Worker& w) { return w.task; }));
+  }
+  bool retiring() const {
+    return std::any_of(workers_.begin(), workers_.end(),
+                       [](const Worker& w) { return w.retiring; });
+  }
+
+  Worker& idle_worker() {
+    for (auto& w : workers_)
+      if (!w.task && !w.retiring) return w;
+    return spawn();
+  }
+
+  Worker& spawn() {
+    int out[2], in[2];
+    if (::pipe2(out, O_CLOEXEC) != 0)
       throw SimulationError(std::string("run pool: pipe: ") + std::strerror(errno));
+    if (::pipe2(in, O_CLOEXEC) != 0) {
+      ::close(out[0]);
+      ::close(out[1]);
+      throw SimulationError(std::string("run pool: pipe: ") + std::strerror(errno));
+    }
     const pid_t self = ::getpid();
     const pid_t pid = ::fork();
     if (pid < 0) {
-      ::close(fds[0]);
-      ::close(fds[1]);
+      for (int fd : {out[0], out[1], in[0], in[1]}) ::close(fd);
       throw SimulationError(std::string("run pool: fork: ") + std::strerror(errno));
     }
     if (pid == 0) {
-      ::close(fds[0]);
-      for (const auto& c : children_) ::close(c.fd);
-      child_main(fds[1], self, tasks_[task], static_cast<bool>(options_.progress));
+      ::close(out[0]);
+      ::close(in[1]);
+      // The other workers' pipes: a copy of a command pipe's write end kept
+      // here would keep its worker from ever seeing the end of its tasks.
+      for (const auto& w : workers_) {
+        ::close(w.fd);
+        ::close(w.cmd);
+      }
+      worker_main(out[1], in[0], self, tasks_, static_cast<bool>(options_.progress));
     }
-    ::close(fds[1]);
-    // Non-blocking: one child's pipe never holds up the others'.
-    ::fcntl(fds[0], F_SETFL, ::fcntl(fds[0], F_GETFL) | O_NONBLOCK);
-    children_.push_back(Child{pid, fds[0], task, {}, false});
+    ::close(out[1]);
+    ::close(in[0]);
+    // Non-blocking: one worker's pipe never holds up the others'.
+    ::fcntl(out[0], F_SETFL, ::fcntl(out[0], F_GETFL) | O_NONBLOCK);
+    Worker w;
+    w.pid = pid, w.fd = out[0], w.cmd = in[1];
+    workers_.push_back(std::move(w));
+    return workers_.back();
+  }
+
+  void assign(Worker& w, std::size_t task) {
+    w.task = task;
+    const std::uint64_t index = task;
+    const char* p = reinterpret_cast<const char*>(&index);
+    std::size_t left = sizeof index;
+    while (left > 0) {
+      const ssize_t n = ::write(w.cmd, p, left);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;  // the worker is gone: its end of file records the crash
+      p += n;
+      left -= static_cast<std::size_t>(n);
+    }
   }
 
   void wait_once() {
     std::vector<pollfd> fds;
-    for (const auto& c : children_) fds.push_back(pollfd{c.fd, POLLIN, 0});
+    for (const auto& w : workers_) fds.push_back(pollfd{w.fd, POLLIN, 0});
     const int n = ::poll(fds.data(), fds.size(), 100);
     if (n < 0 && errno != EINTR)
       throw SimulationError(std::string("run pool: poll: ") + std::strerror(errno));
     if (n <= 0) return;
+    // Workers are only added in run(), so the indices hold through this loop
+    // (a finished callback makes tasks ready; it starts none).
     for (std::size_t i = fds.size(); i-- > 0;) {
-      if (fds[i].revents == 0 || drain(children_[i])) continue;
-      Child done = std::move(children_[i]);
-      children_.erase(children_.begin() + static_cast<std::ptrdiff_t>(i));
-      finish(done);
+      if (fds[i].revents == 0 || drain(workers_[i])) continue;
+      Worker gone = std::move(workers_[i]);
+      workers_.erase(workers_.begin() + static_cast<std::ptrdiff_t>(i));
+      reap(gone);
     }
   }
 
-  // Reads what the child has written; false at its end (EOF).
-  bool drain(Child& c) {
+  // Reads what the worker has written; false at its end (EOF).
+  bool drain(Worker& w) {
     char chunk[1 << 16];
     while (true) {
-      const ssize_t n = ::read(c.fd, chunk, sizeof chunk);
+      const ssize_t n = ::read(w.fd, chunk, sizeof chunk);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
       if (n < 0) throw SimulationError(std::string("run pool: read: ") + std::strerror(errno));
       if (n == 0) return false;
-      c.buffer.append(chunk, static_cast<std::size_t>(n));
-      parse_frames(c);
+      w.buffer.append(chunk, static_cast<std::size_t>(n));
+      parse_frames(w);
     }
   }
 
-  void parse_frames(Child& c) {
+  void parse_frames(Worker& w) {
     constexpr std::size_t head = 1 + sizeof(std::uint64_t);
     std::size_t at = 0;
-    while (c.buffer.size() - at >= head) {
+    while (w.buffer.size() - at >= head) {
       std::uint64_t size = 0;
-      std::memcpy(&size, c.buffer.data() + at + 1, sizeof size);
-      if (c.buffer.size() - at - head < size) break;
-      const char kind = c.buffer[at];
-      const std::string_view payload(c.buffer.data() + at + head, size);
+      std::memcpy(&size, w.buffer.data() + at + 1, sizeof size);
+      if (w.buffer.size() - at - head < size) break;
+      const char kind = w.buffer[at];
+      const std::string_view payload(w.buffer.data() + at + head, size);
       at += head + size;
+      if (!w.task) continue;  // nothing is asked of it (cannot happen)
+      const std::size_t task = *w.task;
       if (kind == kProgress && size == sizeof(ProgressFrame)) {
         ProgressFrame f{};
         std::memcpy(&f, payload.data(), sizeof f);
         RunProgress p;
         p.done = f.done, p.target = f.target, p.adaptive = f.adaptive != 0,
         p.finished = f.finished != 0;
-        if (options_.progress) options_.progress(c.task, p);
+        if (options_.progress) options_.progress(task, p);
       } else if (kind == kResult) {
-        TaskOutcome& out = outcomes_[c.task];
+        TaskOutcome& out = outcomes_[task];
         out.ok = true;
         out.value = Json::from_cbor(payload.begin(), payload.end());
-        c.answered = true;
+        w.task.reset();
+        finish(task);
       } else if (kind == kError) {
-        TaskOutcome& out = outcomes_[c.task];
+        TaskOutcome& out = outcomes_[task];
         const auto zero = payload.find('\0');
         out.error_type = std::string(payload.substr(0, zero));
         out.message = zero == std::string_view::npos ? "" : std::string(payload.substr(zero + 1));
-        c.answered = true;
+        w.task.reset();
+        w.retiring = true;  // it ends after an error
+        finish(task);
       }
     }
-    c.buffer.erase(0, at);
+    w.buffer.erase(0, at);
   }
 
-  // The child has closed its pipe: reap it and record its outcome (a child
-  // that ended without one crashed).
-  void finish(Child& c) {
-    ::close(c.fd);
-    int status = 0;
-    while (::waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    TaskOutcome& out = outcomes_[c.task];
-    if (!c.answered) {
-      out.error_type = "SimulationError";
-      out.message = describe_status(status);
-    }
+  void finish(std::size_t task) {
+    const TaskOutcome& out = outcomes_[task];
     if (!out.ok) failed_ = true;
-    if (options_.finished) options_.finished(c.task, out);
+    if (options_.finished) options_.finished(task, out);
   }
 
-  static void end(Child& c) {
-    ::kill(c.pid, SIGKILL);
-    ::close(c.fd);
+  // The worker has closed its pipe: reap it; a task it had not answered
+  // crashed it.
+  void reap(Worker& w) {
+    ::close(w.fd);
+    ::close(w.cmd);
     int status = 0;
-    while (::waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
+    while (::waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (!w.task) return;
+    TaskOutcome& out = outcomes_[*w.task];
+    out.error_type = "SimulationError";
+    out.message = describe_status(status);
+    finish(*w.task);
+  }
+
+  static void end(Worker& w) {
+    ::kill(w.pid, SIGKILL);
+    ::close(w.fd);
+    ::close(w.cmd);
+    int status = 0;
+    while (::waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
     }
   }
 
+  // A worker whose task is abandoned is ended with it (a fresh one takes the
+  // next task).
   void end_abandoned() {
     if (!options_.abandoned) return;
-    for (std::size_t i = children_.size(); i-- > 0;) {
-      if (!options_.abandoned(children_[i].task)) continue;
-      end(children_[i]);
-      children_.erase(children_.begin() + static_cast<std::ptrdiff_t>(i));
+    for (std::size_t i = workers_.size(); i-- > 0;) {
+      if (!workers_[i].task || !options_.abandoned(*workers_[i].task)) continue;
+      end(workers_[i]);
+      workers_.erase(workers_.begin() + static_cast<std::ptrdiff_t>(i));
     }
   }
 
+  // No task left: the idle workers end (closing their command pipe would do;
+  // they wait in read(), so a kill is as clean and does not wait for them).
+  void end_idle() { kill_all(); }
+
   void kill_all() {
-    for (auto& c : children_) end(c);
-    children_.clear();
+    for (auto& w : workers_) end(w);
+    workers_.clear();
   }
 
   const std::vector<std::function<Json()>>& tasks_;
   const PoolOptions& options_;
   std::vector<TaskOutcome> outcomes_;
-  std::vector<Child> children_;
+  std::vector<Worker> workers_;
   bool failed_ = false;
 };
 

@@ -1,14 +1,21 @@
-// Runs independent simulated runs at once, each in a forked child process.
+// Runs independent simulated runs at once, in forked worker processes.
 //
 // Why processes, not threads: a run owns a SimGrid engine, and SimGrid allows
-// one engine per process at a time. Why fork: the child starts with the
-// caller's memory (the parsed scenario, the machine model, the loaded
-// library), so a run costs a fork (about a millisecond), not a new Python and
-// library load. A child runs one task, sends its JSON back through a pipe and
-// ends with _exit (no atexit handler, no stdio flush, nothing of the caller's
-// Python runs in it). A run's result depends only on its inputs (the core has
-// no process-global clock), so it is the same bytes in a child as in the
+// one engine per process at a time. Why fork: a worker starts with the
+// caller's memory (the parsed scenarios, the machine models, the loaded
+// library), so it costs a fork, not a new Python and library load. A worker
+// is forked when a task needs one (at most `jobs`) and runs task after task,
+// each index sent to it through a pipe and each result sent back through
+// another; it ends with _exit (no atexit handler, no stdio flush, nothing of
+// the caller's Python runs in it). One fork per worker, not per task: a fork
+// of a large caller (semsim reproduce's: 160-190 MB) copies its page tables,
+// and every page either side writes afterwards. A run's result depends only
+// on its inputs (the core has no process-global clock; a process's runs one
+// after the other give the bytes of fresh processes, as the one-process path
+// of driver/simulate.cpp does), so it is the same bytes in a worker as in the
 // caller; the results come back indexed by task, whatever order they finish.
+// A task that crashes its worker is that task's error; a fresh worker takes
+// the next task, as it does after a task that raised.
 #pragma once
 
 #include <cstddef>

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <set>
 #include <stdexcept>
 #include <thread>
 
@@ -177,4 +178,30 @@ TEST(RunPool, AnAbandonedTaskIsEndedWithoutAnOutcome) {
   EXPECT_FALSE(out[1].ok);
   EXPECT_TRUE(out[1].error_type.empty());
   EXPECT_EQ(finished, std::vector<std::size_t>{0});
+}
+
+TEST(RunPool, AWorkerRunsTaskAfterTaskAndAFreshOneFollowsACrash) {
+  std::vector<std::function<Json()>> tasks;
+  for (int i = 0; i < 8; ++i)
+    tasks.push_back([i]() -> Json {
+      if (i == 3) std::raise(SIGSEGV);
+      return Json{{"pid", ::getpid()}};
+    });
+  driver::PoolOptions options;
+  options.jobs = 2;
+  options.stop_on_error = false;
+  const auto out = driver::run_pool(tasks, identity(tasks.size()), options);
+  std::set<int> before, after;  // the workers of the tasks before and after the crash
+  for (int i = 0; i < 8; ++i) {
+    if (i == 3) {
+      EXPECT_NE(out[i].message.find("SIGSEGV"), std::string::npos) << out[i].message;
+      continue;
+    }
+    ASSERT_TRUE(out[i].ok) << i << ": " << out[i].message;
+    (i < 3 ? before : after).insert(out[i].value["pid"].get<int>());
+  }
+  EXPECT_LE(before.size(), 2u);  // two workers for the first three tasks
+  std::set<int> all = before;
+  all.insert(after.begin(), after.end());
+  EXPECT_LE(all.size(), 3u);  // and one fresh worker for the crashed one
 }
