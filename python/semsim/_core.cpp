@@ -233,7 +233,7 @@ PYBIND11_MODULE(_core, m) {
       "called as progress(run, done_ns, target_ns, adaptive, finished) at most every "
       "progress_interval_s of wall time (run counts the runs from 1, one per thread count and "
       "seed; target_ns 0: a run to completion). jobs > 1 runs that many of the runs at once, "
-      "each in a forked process: the same bytes.");
+      "in that many forked worker processes: the same bytes.");
   m.def(
       "simulate_batch",
       [](const std::vector<std::string>& scenario_jsons, int jobs, py::object done) {

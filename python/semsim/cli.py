@@ -120,7 +120,7 @@ def _scenario_fields_help() -> str:
 
 def _add_jobs(p: argparse.ArgumentParser) -> None:
     p.add_argument("-j", "--jobs", metavar="N", default=None,
-                   help="simulated runs (thread counts x seeds) at once, each in a forked process "
+                   help="simulated runs (thread counts x seeds) at once, in forked worker processes "
                         "(default: CPU count; 1: one after the other in this process); the same bytes")
 
 
@@ -234,7 +234,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="comma-separated targets: xeon24, laptop4, aim9, swingbench, seed002, locks, "
                         "locktorture")
     p.add_argument("-j", "--workers", "--jobs", metavar="N", default=None,
-                   help="runs at once, each in a forked process (default: CPU count)")
+                   help="runs at once, in forked worker processes (default: CPU count)")
     p.add_argument("--uncertainty", action="store_true",
                    help="also give each check's predicted range over the machines' ranged assumptions and "
                         "topology alternatives, and whether the published value lies in it")

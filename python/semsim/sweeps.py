@@ -461,9 +461,10 @@ def simulate_scenarios(docs: Sequence[ScenarioLike], *, jobs: int | None = None,
                        done: Callable[[int], Any] | None = None, kind: str = "scenario",
                        labels: Sequence[str] | None = None) -> list[dict[str, Any] | Exception]:
     """Simulates every run of every scenario (one per thread count and seed), ``jobs`` at a
-    time (default: one per CPU), each run in a process forked from this one, the longest
+    time (default: one per CPU) in worker processes forked from this one, the longest
     (by estimate) first: a batch of scenarios keeps every CPU busy to its end and pays no
-    interpreter start-up per scenario. A run that crashes ends only its own process.
+    interpreter start-up per scenario, and one fork per worker, not per run. A run that
+    crashes ends only its worker (a fresh one takes the next run).
 
     Returns, in input order, each scenario's result document (the bytes
     :func:`semsim.simulate` gives it) or the exception its failure deserves
@@ -517,7 +518,7 @@ def gc_paused() -> Iterator[None]:
     target's programs), and the collector's passes over them cost seconds in the
     process that forks the runs; they make no cycles worth collecting meanwhile
     (reference counting frees them). Its passes also write to every object's header,
-    which makes the kernel copy the pages each live forked run still shares."""
+    which makes the kernel copy the pages each live worker still shares."""
     was = gc.isenabled()
     gc.disable()
     try:
