@@ -262,8 +262,10 @@ Json run_once(const Scenario& scenario, const config::MachineParams& machine,
   const workloads::OwnFigure figure = w.own_figure();
   if (run_length)
     point["run_length"] = run_length->to_json(figure.name.empty() ? "semops" : "rounds");
-  else  // runs to completion: no window to size
-    point["run_length"] = {{"applicable", false}, {"precision", scenario.precision}};
+  else  // runs to completion: no window to size; the simulated time it took
+    point["run_length"] = {{"applicable", false},
+                           {"precision", scenario.precision},
+                           {"simulated_ms", ticks_to_ns(sim.now()) / 1e6}};
   if (!figure.name.empty())
     point[figure.name] = workloads::figure_value(figure, point["window_s"].get<double>(),
                                                  point["rounds_total"].get<double>(),

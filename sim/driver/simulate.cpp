@@ -84,6 +84,16 @@ Json assemble(const Scenario& scenario, const config::MachineParams& machine,
       point["run_length"] = report::replication_run_length(rates, scenario.precision,
                                                            runs.size() > 1 && distinct.size() == 1);
       point["run_length"]["runs_not_needed"] = not_needed;
+      // The simulated time of the runs really simulated (copies took none).
+      double simulated = 0;
+      Json simulated_runs = Json::array();
+      for (std::size_t d : distinct) {
+        const double ms = runs[d]["run_length"].value("simulated_ms", 0.0);
+        simulated += ms;
+        simulated_runs.push_back(ms);
+      }
+      point["run_length"]["simulated_ms"] = simulated;
+      point["run_length"]["simulated_ms_runs"] = simulated_runs;
     }
     Json all = Json::array();
     for (const auto& run : runs) all.push_back(run["ops_per_s"]);

@@ -105,6 +105,16 @@ TEST(SequentialReplications, APrecisePointStopsAtItsFirstPreciseSeed) {
   EXPECT_EQ(point["run_length"]["runs_not_needed"], runs.size() - k);
   EXPECT_TRUE(point["run_length"]["reached"].get<bool>());
   EXPECT_EQ(point["repeats"], 4);
+  // The simulated time of the seeds simulated, each the run's end date.
+  double simulated = 0;
+  for (std::size_t i = 0; i < k; ++i) {
+    const double ms = runs[i]["run_length"]["simulated_ms"].get<double>();
+    EXPECT_GE(ms, runs[i]["window_s"].get<double>() * 1e3 - 1e-9);
+    simulated += ms;
+  }
+  EXPECT_GT(simulated, 0);
+  EXPECT_EQ(point["run_length"]["simulated_ms"].get<double>(), simulated);
+  EXPECT_EQ(point["run_length"]["simulated_ms_runs"].size(), k);
   expect_document(s, expected.dump());
 }
 
