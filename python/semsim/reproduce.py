@@ -482,38 +482,70 @@ def _number(text: str) -> float | None:
         return None
 
 
-def write_plots(results: list[TargetResult], out_dir: Path) -> list[Path]:
-    """One PNG per target: published against predicted for every numeric check."""
+def _plot_target(r: TargetResult, out_dir: Path) -> Path | None:
+    """A target's PNG: published against predicted for every numeric check (None: none)."""
     from matplotlib.figure import Figure
 
-    paths = []
-    for r in results:
-        pairs = [(c.what, _number(c.published), _number(c.predicted), c.passed) for c in r.checks]
-        pairs = [p for p in pairs if p[2] is not None]
-        if not pairs:
-            continue
-        fig = Figure(figsize=(9, 0.35 * len(pairs) + 1.5))
-        ax = fig.add_subplot(1, 1, 1)
-        ys = list(range(len(pairs)))
-        ax.barh([y + 0.2 for y in ys], [p[2] for p in pairs], height=0.4, label="predicted",
-                color=["tab:green" if p[3] else ("tab:red" if p[3] is False else "tab:blue") for p in pairs])
-        ax.barh([y - 0.2 for y in ys], [p[1] if p[1] is not None else 0 for p in pairs], height=0.4,
-                label="published", color="tab:gray")
-        spans = [(y + 0.2, c) for y, c in zip(ys, [c for c in r.checks if _number(c.predicted) is not None])
-                 if c.low is not None]
-        if spans:  # --uncertainty: the predicted range over the machines' ranged assumptions
-            ax.errorbar([c.low for _, c in spans], [y for y, _ in spans],
-                        xerr=[[0] * len(spans), [c.high - c.low for _, c in spans]], fmt="none",
-                        ecolor="black", capsize=3, label="predicted range")
-        ax.set_yticks(ys, [p[0] for p in pairs], fontsize=7)
-        ax.invert_yaxis()
-        ax.set_title(r.target.title + " (green pass, red miss, blue prediction)", fontsize=9)
-        ax.legend(fontsize=7)
-        fig.tight_layout()
-        path = out_dir / f"reproduce-{r.target.name}.png"
-        fig.savefig(path, dpi=100)
-        paths.append(path)
-    return paths
+    pairs = [(c.what, _number(c.published), _number(c.predicted), c.passed) for c in r.checks]
+    pairs = [p for p in pairs if p[2] is not None]
+    if not pairs:
+        return None
+    fig = Figure(figsize=(9, 0.35 * len(pairs) + 1.5))
+    ax = fig.add_subplot(1, 1, 1)
+    ys = list(range(len(pairs)))
+    ax.barh([y + 0.2 for y in ys], [p[2] for p in pairs], height=0.4, label="predicted",
+            color=["tab:green" if p[3] else ("tab:red" if p[3] is False else "tab:blue") for p in pairs])
+    ax.barh([y - 0.2 for y in ys], [p[1] if p[1] is not None else 0 for p in pairs], height=0.4,
+            label="published", color="tab:gray")
+    spans = [(y + 0.2, c) for y, c in zip(ys, [c for c in r.checks if _number(c.predicted) is not None])
+             if c.low is not None]
+    if spans:  # --uncertainty: the predicted range over the machines' ranged assumptions
+        ax.errorbar([c.low for _, c in spans], [y for y, _ in spans],
+                    xerr=[[0] * len(spans), [c.high - c.low for _, c in spans]], fmt="none",
+                    ecolor="black", capsize=3, label="predicted range")
+    ax.set_yticks(ys, [p[0] for p in pairs], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_title(r.target.title + " (green pass, red miss, blue prediction)", fontsize=9)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    path = out_dir / f"reproduce-{r.target.name}.png"
+    fig.savefig(path, dpi=100)
+    return path
+
+
+def write_plots(results: list[TargetResult], out_dir: Path) -> list[Path]:
+    """One PNG per target: published against predicted for every numeric check.
+
+    On a POSIX host the targets are drawn by two processes, this one and a forked
+    child (matplotlib's drawing is about a second, Python-bound, after the batch);
+    if the child fails, this process draws its half too. The files are the same."""
+    import os
+
+    def draw(part: list[TargetResult]) -> None:
+        for r in part:
+            _plot_target(r, out_dir)
+
+    # Halves of about equal drawing work (a figure's cost grows with its checks).
+    mine: list[TargetResult] = []
+    theirs: list[TargetResult] = []
+    for r in sorted(results, key=lambda r: -len(r.checks)):
+        (mine if sum(len(x.checks) for x in mine) <= sum(len(x.checks) for x in theirs) else theirs).append(r)
+    child = os.fork() if hasattr(os, "fork") and theirs else -1
+    if child == 0:  # the child: draw its half, then leave without running anything of ours
+        status = 1
+        try:
+            draw(theirs)
+            status = 0
+        finally:
+            os._exit(status)
+    try:
+        draw(mine)
+    finally:
+        failed = child > 0 and os.waitstatus_to_exitcode(os.waitpid(child, 0)[1]) != 0
+    if child < 0 or failed:
+        draw(theirs)
+    return [out_dir / f"reproduce-{r.target.name}.png" for r in results
+            if any(_number(c.predicted) is not None for c in r.checks)]
 
 
 def settings_for(duration_ms: float = 20.0, seeds: int = 3) -> Settings:

@@ -3,6 +3,8 @@ are asserted; the known misses are listed (with the model limitation behind
 each in the issue note) and reported, not hidden."""
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from semsim import reproduce as rp
@@ -114,3 +116,30 @@ def test_report_and_plots(results, tmp_path):
     text = path.read_text()
     assert "| check | published | predicted | result |" in text
     assert rp.write_plots(list(results.values()), tmp_path)
+
+
+def test_plots_drawn_by_two_processes_are_the_files_one_draws(results, tmp_path, monkeypatch):
+    """write_plots draws half the targets in a forked child: the same PNG bytes as
+    drawing each alone, and a child that fails leaves its half to the caller."""
+    targets = list(results.values())
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    expected = {p.name: p.read_bytes() for r in targets if (p := rp._plot_target(r, alone))}
+    assert len(expected) >= 2
+    both = tmp_path / "both"
+    both.mkdir()
+    paths = rp.write_plots(targets, both)
+    assert {p.name: p.read_bytes() for p in paths} == expected
+    # A child that fails (here: every draw outside this process raises).
+    me, draw = os.getpid(), rp._plot_target
+
+    def only_here(r, out_dir):
+        if os.getpid() != me:
+            raise RuntimeError("the child fails")
+        return draw(r, out_dir)
+
+    monkeypatch.setattr(rp, "_plot_target", only_here)
+    fallback = tmp_path / "fallback"
+    fallback.mkdir()
+    paths = rp.write_plots(targets, fallback)
+    assert {p.name: p.read_bytes() for p in paths} == expected
