@@ -302,10 +302,11 @@ def _run_length_cells(rl: Any) -> list[str]:
     state = "" if not rl.get("precision") else (" reached" if rl.get("reached") else " not reached")
     runs = int(rl.get("pooled_runs", 1))
     if not rl.get("applicable"):  # a run to completion: the interval of its seeds, if any
+        ms = f"{rl['simulated_ms']:.2f} ms " if rl.get("simulated_ms") is not None else ""
         if rl.get("seed_free"):
-            return [width, "to completion, seed-free (exact)"]
+            return [width, f"{ms}to completion, seed-free (exact)"]
         of = f" of {runs + int(rl['runs_not_needed'])}" if rl.get("runs_not_needed") else ""
-        return [width, f"to completion, {runs}{of} runs{state}" if runs > 1 else "to completion"]
+        return [width, f"{ms}to completion, {runs}{of} runs{state}" if runs > 1 else f"{ms}to completion"]
     if rl.get("counter") == "rounds":
         width += " (rounds)"
     over = f" in {runs} runs" if runs > 1 else ""

@@ -139,7 +139,8 @@ def test_run_to_completion_stops_once_its_seeds_are_precise(run_cli, tmp_path):
     point = semsim.Result.from_json(tmp_path / "r.json").points[0]
     rl = point["run_length"]
     assert point["seeds"] == [1, 2] and rl["runs_not_needed"] == 2 and rl["reached"]
-    assert "to completion, 2 of 4 runs reached" in proc.stderr, proc.stderr
+    assert f"{rl['simulated_ms']:.2f} ms to completion, 2 of 4 runs reached" in proc.stderr, proc.stderr
+    assert rl["simulated_ms"] == pytest.approx(sum(rl["simulated_ms_runs"])) and rl["simulated_ms"] > 0
     full = semsim.simulate(dict(doc, precision=0)).points[0]
     assert full["seeds"] == [1, 2, 3, 4] and full["run_length"]["runs_not_needed"] == 0
     assert full["ops_per_s_runs"][:2] == point["ops_per_s_runs"]
