@@ -32,15 +32,21 @@ struct ProgressFrame {
   std::uint8_t adaptive, finished;
 };
 
-void write_all(int fd, const void* data, std::size_t size) {
+// Writes all of it; false if the other end is gone.
+bool write_fully(int fd, const void* data, std::size_t size) {
   const char* p = static_cast<const char*>(data);
   while (size > 0) {
     const ssize_t n = ::write(fd, p, size);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) ::_exit(1);  // the caller is gone: nothing to report to
+    if (n <= 0) return false;
     p += n;
     size -= static_cast<std::size_t>(n);
   }
+  return true;
+}
+
+void write_all(int fd, const void* data, std::size_t size) {
+  if (!write_fully(fd, data, size)) ::_exit(1);  // the caller is gone: nothing to report to
 }
 
 void write_frame(int fd, char kind, const void* data, std::uint64_t size) {
@@ -153,8 +159,7 @@ class Pool {
       end_abandoned();
       if (options_.poll) options_.poll();
     }
-    end_idle();
-    return std::move(outcomes_);
+    return std::move(outcomes_);  // the idle workers end with the pool (kill_all())
   }
 
  private:
@@ -212,15 +217,8 @@ class Pool {
   void assign(Worker& w, std::size_t task) {
     w.task = task;
     const std::uint64_t index = task;
-    const char* p = reinterpret_cast<const char*>(&index);
-    std::size_t left = sizeof index;
-    while (left > 0) {
-      const ssize_t n = ::write(w.cmd, p, left);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return;  // the worker is gone: its end of file records the crash
-      p += n;
-      left -= static_cast<std::size_t>(n);
-    }
+    // A worker that is gone: its end of file records the crash.
+    write_fully(w.cmd, &index, sizeof index);
   }
 
   void wait_once() {
@@ -301,11 +299,7 @@ class Pool {
   // The worker has closed its pipe: reap it; a task it had not answered
   // crashed it.
   void reap(Worker& w) {
-    ::close(w.fd);
-    ::close(w.cmd);
-    int status = 0;
-    while (::waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    const int status = close_and_wait(w);
     if (!w.task) return;
     TaskOutcome& out = outcomes_[*w.task];
     out.error_type = "SimulationError";
@@ -313,13 +307,19 @@ class Pool {
     finish(*w.task);
   }
 
-  static void end(Worker& w) {
-    ::kill(w.pid, SIGKILL);
+  // Its pipes closed, its exit waited for: its status.
+  static int close_and_wait(Worker& w) {
     ::close(w.fd);
     ::close(w.cmd);
     int status = 0;
     while (::waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
     }
+    return status;
+  }
+
+  static void end(Worker& w) {
+    ::kill(w.pid, SIGKILL);
+    close_and_wait(w);
   }
 
   // A worker whose task is abandoned is ended with it (a fresh one takes the
@@ -333,10 +333,9 @@ class Pool {
     }
   }
 
-  // No task left: the idle workers end (closing their command pipe would do;
-  // they wait in read(), so a kill is as clean and does not wait for them).
-  void end_idle() { kill_all(); }
-
+  // The workers left: idle ones at the end (closing their command pipe would
+  // do; they wait in read(), so a kill is as clean and does not wait for them),
+  // or any after an exception.
   void kill_all() {
     for (auto& w : workers_) end(w);
     workers_.clear();
@@ -367,7 +366,7 @@ std::vector<TaskOutcome> run_pool(const std::vector<std::function<Json()>>& task
 std::vector<TaskOutcome> run_pool_picked(const std::vector<std::function<Json()>>& tasks,
                                          const std::function<std::optional<std::size_t>()>& pick,
                                          const PoolOptions& options) {
-  Pool pool(tasks, options);  // its destructor ends the children an exception leaves
+  Pool pool(tasks, options);  // its destructor ends the workers, idle or left by an exception
   return pool.run(pick);
 }
 
