@@ -132,11 +132,11 @@ namespace {
 // set by the workload (sem-lockunlock's `loops`: 1e6 loops on box-64 took
 // 6 s a run, against 0.2-0.8 s for the windowed runs of `semsim reproduce`),
 // so it goes first.
-double estimated_cost(const Scenario& s, const config::MachineParams& m, int threads) {
+double estimated_cost(const Scenario& s, const workloads::Workload& w,
+                      const config::MachineParams& m, int threads) {
   const double busy = std::min(std::max(1, threads), std::max(1, m.cpus)) +
                       0.1 * std::max(0, threads - std::max(1, m.cpus));
-  const bool windowed =
-      workloads::make_workload(s.workload)->completion(threads) == workloads::Completion::Windowed;
+  const bool windowed = !w.runs_to_completion(threads);
   return (s.warmup_ms + s.duration_ms) * busy * (windowed ? 1.0 : 1000.0);
 }
 
@@ -169,7 +169,7 @@ std::size_t add_runs(std::vector<BatchRun>& runs, std::size_t s, const Scenario&
     if (first) leader = runs.size();
     const bool sequential = scenario.precision > 0 && !first && runs.size() - 1 != leader &&
                             workload->runs_to_completion(specs[i].threads);
-    runs.push_back({s, i, specs[i], estimated_cost(scenario, machine, specs[i].threads),
+    runs.push_back({s, i, specs[i], estimated_cost(scenario, *workload, machine, specs[i].threads),
                     first ? SIZE_MAX : leader, scenario.precision > 0 && scenario.repeats > 1,
                     sequential ? runs.size() - 1 : SIZE_MAX});
   }
