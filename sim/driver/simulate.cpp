@@ -34,6 +34,35 @@ void check_placement(const Scenario& scenario, const config::MachineParams& mach
       throw InputError(p);
 }
 
+namespace {
+
+// A run byte-identical to an earlier one of its point is a copy (its seed
+// changed nothing: run_runs), not an independent replication: pooled once.
+// The indices of the others, in the seeds' order.
+std::vector<std::size_t> distinct_runs(const std::vector<Json>& runs) {
+  std::vector<std::size_t> distinct;
+  std::set<std::string> texts;  // membership only: the order stays the seeds'
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    if (texts.insert(runs[i].dump()).second) distinct.push_back(i);
+  return distinct;
+}
+
+// A point's run_length from its runs (at least one) and their distinct ones.
+Json point_run_length(const std::vector<Json>& runs, const std::vector<std::size_t>& distinct,
+                      double precision) {
+  if (runs.front()["run_length"].value("applicable", false)) {
+    std::vector<Json> lengths;
+    for (std::size_t d : distinct) lengths.push_back(runs[d]["run_length"]);
+    return report::pooled_run_length(lengths);
+  }
+  // A run to completion: the interval of its replications' ops_per_s.
+  std::vector<double> rates;
+  for (std::size_t d : distinct) rates.push_back(runs[d]["ops_per_s"].get<double>());
+  return report::replication_run_length(rates, precision, runs.size() > 1 && distinct.size() == 1);
+}
+
+}  // namespace
+
 Json assemble(const Scenario& scenario, const config::MachineParams& machine,
               const std::vector<Json>& all_runs) {
   const auto& policy = scenario.kernel;
@@ -53,12 +82,7 @@ Json assemble(const Scenario& scenario, const config::MachineParams& machine,
       seeds.push_back(specs[i].seed);
       runs.push_back(all_runs[i]);
     }
-    // A run byte-identical to an earlier one of its point is a copy (its seed
-    // changed nothing: run_runs), not an independent replication: pooled once.
-    std::vector<std::size_t> distinct;
-    std::set<std::string> texts;  // membership only: the order stays the seeds'
-    for (std::size_t i = 0; i < runs.size(); ++i)
-      if (texts.insert(runs[i].dump()).second) distinct.push_back(i);
+    const std::vector<std::size_t> distinct = distinct_runs(runs);
     // The point's figures are the median run's (the lower one for an even
     // count), so they come from one real run; its ops_per_s is the mean of the
     // distinct runs, the estimate whose interval run_length pools.
@@ -73,16 +97,8 @@ Json assemble(const Scenario& scenario, const config::MachineParams& machine,
     for (std::size_t d : distinct)
       mean += runs[d]["ops_per_s"].get<double>() / static_cast<double>(distinct.size());
     point["ops_per_s"] = mean;
-    if (point["run_length"].value("applicable", false)) {
-      std::vector<Json> lengths;
-      for (std::size_t d : distinct) lengths.push_back(runs[d]["run_length"]);
-      point["run_length"] = report::pooled_run_length(lengths);
-    } else {
-      // A run to completion: the interval of its replications' ops_per_s.
-      std::vector<double> rates;
-      for (std::size_t d : distinct) rates.push_back(runs[d]["ops_per_s"].get<double>());
-      point["run_length"] = report::replication_run_length(rates, scenario.precision,
-                                                           runs.size() > 1 && distinct.size() == 1);
+    point["run_length"] = point_run_length(runs, distinct, scenario.precision);
+    if (!point["run_length"]["applicable"].get<bool>()) {
       point["run_length"]["runs_not_needed"] = not_needed;
       // The simulated time of the runs really simulated (copies took none).
       double simulated = 0;
@@ -153,7 +169,10 @@ struct BatchRun {
   // A run to completion's third seed on (precision > 0): the point's run before
   // it. It is simulated only if the point's runs up to that one miss the
   // precision (sequential replications: `repeats` is the ceiling, as
-  // duration_ms is a windowed run's). SIZE_MAX: it is not such a run.
+  // duration_ms is a windowed run's). SIZE_MAX: it is not such a run. Not for
+  // windowed points: each of their runs stops at precision * sqrt(repeats), so
+  // fewer seeds rarely pool to `precision`, and two seeds' consistency test
+  // (Cochran's Q, 1 dof) is a weak check of seeds in different steady states.
   std::size_t after = SIZE_MAX;
 };
 
@@ -176,19 +195,16 @@ std::size_t add_runs(std::vector<BatchRun>& runs, std::size_t s, const Scenario&
   return specs.size();
 }
 
-// Whether a run to completion's point has its precision from its runs up to
-// `last` (they are consecutive from its leader; byte-identical copies pooled
-// once, as assemble() pools them): its later seeds are then not simulated.
-// `text` and `rate`: each ended run's bytes and ops_per_s.
-bool replications_enough(const std::vector<BatchRun>& runs, std::size_t last,
-                         const std::vector<std::string>& text, const std::vector<double>& rate,
-                         double precision) {
+// Whether a point has its precision from its runs up to `last` (they are
+// consecutive from its leader): its run_length, as assemble() makes it, says
+// "reached". Its later seeds are then not simulated. `ended`: each ended run's
+// point (kept for the runs that such a decision reads).
+bool precise_so_far(const std::vector<BatchRun>& runs, std::size_t last,
+                    const std::vector<Json>& ended, double precision) {
   const std::size_t leader = runs[last].leader == SIZE_MAX ? last : runs[last].leader;
-  std::set<std::string> seen;
-  std::vector<double> distinct;
-  for (std::size_t i = leader; i <= last; ++i)
-    if (seen.insert(text[i]).second) distinct.push_back(rate[i]);
-  return report::replications_reached(distinct, precision);
+  const std::vector<Json> so_far(ended.begin() + static_cast<std::ptrdiff_t>(leader),
+                                 ended.begin() + static_cast<std::ptrdiff_t>(last) + 1);
+  return point_run_length(so_far, distinct_runs(so_far), precision)["reached"].get<bool>();
 }
 
 // One run, and whether it made a random draw: without one, its seed made no
@@ -238,8 +254,8 @@ void run_runs(const std::vector<BatchRun>& runs, const std::vector<Scenario>& sc
     if (o.ok && seed_free) c = o;  // else: not run
     return c;
   };
-  // Sequential replications: each ended run's bytes and rate, kept for the runs
-  // whose point has a later seed that may not be needed; next_of: that seed.
+  // Sequential replications: each ended run's point, kept for the runs whose
+  // point has a later seed that may not be needed; next_of: that seed.
   std::vector<std::size_t> next_of(runs.size(), SIZE_MAX);
   std::vector<char> keep(runs.size(), 0);
   for (std::size_t i = 0; i < runs.size(); ++i)
@@ -247,20 +263,17 @@ void run_runs(const std::vector<BatchRun>& runs, const std::vector<Scenario>& sc
       next_of[runs[i].after] = i;
       for (std::size_t j = runs[i].leader; j < i; ++j) keep[j] = 1;
     }
-  std::vector<std::string> text(runs.size());
-  std::vector<double> rate(runs.size(), 0.0);
+  std::vector<Json> ended(runs.size());
   auto remember = [&](std::size_t i, const TaskOutcome& o) {
-    if (!keep[i] || !o.ok || o.value.is_null()) return;
-    text[i] = o.value.dump();
-    rate[i] = o.value["ops_per_s"].get<double>();
+    if (keep[i] && o.ok && !o.value.is_null()) ended[i] = o.value;
   };
   // A run that follows `before` (ended with outcome o): simulated only if the
   // runs up to `before` miss the point's precision. Not run after a failure
   // (ok false, no error_type); not needed: ok, with a null value.
   auto not_needed = [&](std::size_t before, const TaskOutcome& o) {
     return o.ok &&
-           (o.value.is_null() || replications_enough(runs, before, text, rate,
-                                                     scenarios[runs[before].scenario].precision));
+           (o.value.is_null() ||
+            precise_so_far(runs, before, ended, scenarios[runs[before].scenario].precision));
   };
   auto skipped = [] {
     TaskOutcome s;

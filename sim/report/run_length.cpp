@@ -569,12 +569,6 @@ ReplicationInterval replication_interval(const std::vector<double>& rates) {
 
 }  // namespace
 
-bool replications_reached(const std::vector<double>& rates, double precision) {
-  if (rates.size() < 2 || precision <= 0) return false;
-  const ReplicationInterval i = replication_interval(rates);
-  return i.mean > 0 && i.half <= precision * i.mean;
-}
-
 Json replication_run_length(const std::vector<double>& rates, double precision, bool seed_free) {
   const auto r = static_cast<int>(rates.size());
   const ReplicationInterval interval = replication_interval(rates);

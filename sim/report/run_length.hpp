@@ -184,12 +184,9 @@ Json pooled_run_length(const std::vector<Json>& runs);
 // freedom of their mean. A point whose seeds all gave the same bytes made no
 // random draw (seed_free): its figure is exact, an interval of zero width. One
 // run of a seeded point (repeats 1) has no interval. The rates are the runs'
-// ops_per_s ("counter": "ops_per_s").
+// ops_per_s ("counter": "ops_per_s"). Made after each seed from the second on,
+// its "reached" ends the point's replications early (driver/simulate.cpp).
 Json replication_run_length(const std::vector<double>& rates, double precision, bool seed_free);
-// Whether those replications' interval is within `precision` (> 0): the
-// "reached" of replication_run_length for a seeded point. Read after each run
-// from the second on, it ends a point's replications early (driver/simulate.cpp).
-bool replications_reached(const std::vector<double>& rates, double precision);
 
 class RunLength {
  public:
