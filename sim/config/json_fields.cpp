@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
 
 #include "core/errors.hpp"
 
@@ -52,7 +53,8 @@ void reject_unknown_keys(const Json& obj, const std::string& path,
   if (!obj.is_object()) fail(path, fmt::format("must be an object, got {}", type_name(obj)));
   for (const auto& [key, value] : obj.items()) {
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
-      fail(child_path(path, key), fmt::format("unknown field; allowed fields here: {}", join(allowed)));
+      fail(child_path(path, key),
+           fmt::format("unknown field; allowed fields here: {}", join(allowed)));
   }
 }
 
@@ -128,8 +130,9 @@ namespace {
 struct ParseTracker {
   struct Frame {
     bool array;
-    std::string key;    // objects: the current member
-    std::size_t index;  // arrays: the current element
+    std::string key;             // objects: the current member
+    std::size_t index;           // arrays: the current element
+    std::set<std::string> keys;  // objects: the members so far
   };
   std::vector<Frame> stack;
   std::string where;
@@ -156,10 +159,19 @@ struct ParseTracker {
               "{}: JSON nested deeper than {} levels{}; scenario and machine files need far "
               "fewer",
               where, kMaxJsonDepth, stack.empty() ? "" : " at " + echo_text(path())));
-        stack.push_back({event == Json::parse_event_t::array_start, "", 0});
+        stack.push_back({event == Json::parse_event_t::array_start, "", 0, {}});
         break;
       case Json::parse_event_t::key:
-        if (!stack.empty()) stack.back().key = parsed.get<std::string>();
+        if (!stack.empty()) {
+          // A repeated member: nlohmann keeps the last one, so a value the
+          // reader sees first would be silently replaced.
+          Frame& f = stack.back();
+          f.key = parsed.get<std::string>();
+          if (!f.keys.insert(f.key).second)
+            throw InputError(
+                fmt::format("{}: {}: the field appears twice in one object; give it once", where,
+                            echo_text(path())));
+        }
         break;
       case Json::parse_event_t::object_end:
       case Json::parse_event_t::array_end:

@@ -198,7 +198,7 @@ std::vector<std::vector<Tick>> latency_matrix(const Json& spec, const std::strin
       "CPU", [&](int a, int b, const Json& v, const std::string& here) {
         if (a == b) return;
         out[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)] =
-            ns_to_ticks(as_number(v, here, 0, true));
+            ns_to_ticks(as_number(v, here, 0, true, kMaxParamNs));
       });
   return out;
 }
@@ -285,11 +285,20 @@ MachineParams parse_machine(const Json& doc, const std::string& where) {
   const std::string lp = path + ": latency_ns";
   const Json& c = require(doc, path, "costs_ns");
   const std::string cp = path + ": costs_ns";
+  // Every key is a declared parameter or part of the file's structure: a
+  // misspelt name is an error, never a parameter left at its default.
   {
-    std::vector<std::string> classes;
+    std::vector<std::string> classes, costs,
+        top = {"name",       "description", "cpus",       "topology",
+               "latency_ns", "costs_ns",    "provenance", "latency_matrix_ns"};
     for (const ParamDecl& d : machine_params())
-      if (d.group == "latency_ns") classes.emplace_back(d.key);
+      (d.group == "latency_ns" ? classes : d.group == "costs_ns" ? costs : top).emplace_back(d.key);
     reject_unknown_keys(lat, lp, classes);
+    reject_unknown_keys(c, cp, costs);
+    reject_unknown_keys(doc, path, top);
+    reject_unknown_keys(topo, tp,
+                        {"sockets", "dies_per_socket", "cores_per_die", "threads_per_core",
+                         "numbering", "socket_hops", "source", "alternatives"});
   }
   for (const ParamDecl& d : machine_params()) {
     const Json& obj = d.group == "latency_ns" ? lat : d.group == "costs_ns" ? c : doc;
@@ -359,6 +368,25 @@ MachineParams parse_machine(const Json& doc, const std::string& where) {
   if (doc.contains("latency_matrix_ns"))
     m.latency_matrix =
         latency_matrix(doc["latency_matrix_ns"], path + ": latency_matrix_ns", m.cpus);
+  // A line from another CPU's cache cannot arrive sooner than a hit in the
+  // requester's own L1: the model dates a store's visibility from its issue
+  // (machine/store_buffer.cpp) and a hand-over from that visibility.
+  auto not_below_l1 = [&](Tick v, const std::string& where_) {
+    if (v >= 0 && v < m.l1_hit)
+      fail(where_, fmt::format("must be at least costs_ns.l1_hit ({:g} ns): a transfer from "
+                               "another CPU's cache is never faster than an L1 hit, got {:g}",
+                               ticks_to_ns(m.l1_hit), ticks_to_ns(v)));
+  };
+  not_below_l1(m.lat_smt, lp + ".smt.value");
+  not_below_l1(m.lat_same_die, lp + ".same_die.value");
+  not_below_l1(m.lat_same_socket, lp + ".same_socket.value");
+  not_below_l1(m.lat_one_hop, lp + ".one_hop.value");
+  not_below_l1(m.lat_two_hops, lp + ".two_hops.value");
+  for (std::size_t a = 0; a < m.latency_matrix.size(); ++a)
+    for (std::size_t b = 0; b < m.latency_matrix[a].size(); ++b)
+      if (a != b)
+        not_below_l1(m.latency_matrix[a][b],
+                     fmt::format("{}: latency_matrix_ns.matrix[{}][{}]", path, a, b));
   if (doc.contains("numa_distance"))
     m.numa_distance = numa_distance(doc["numa_distance"], path + ": numa_distance",
                                     m.sockets * m.dies_per_socket, *find_param("numa_distance"));

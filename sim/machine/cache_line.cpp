@@ -141,6 +141,10 @@ Tick CacheLine::access(const Topology& topo, int cpu, Access kind, Tick t, Tick 
     ++stats_.from_memory;
     cost = topo.memory_latency(cpu, home_node_);
   }
+  // No miss is served sooner than an L1 hit (write_after_read may scale a
+  // transfer below it): the store buffer dates a store's visibility from its
+  // issue, one L1 hit after the request (machine/store_buffer.cpp).
+  cost = std::max(cost, costs.l1_hit);
   // rmw_conflict: a locked RMW that had to queue behind another request.
   if (kind == Access::Rmw && start > t && contention_.rmw_conflict > 0)
     cost = static_cast<Tick>(static_cast<double>(cost) * (1.0 + contention_.rmw_conflict));
