@@ -196,7 +196,11 @@ std::vector<std::vector<Tick>> latency_matrix(const Json& spec, const std::strin
       spec, path, cpus,
       fmt::format("must be {{\"matrix\": [[ns, ...] x {0}] x {0}, \"source\": \"...\"}}", cpus),
       "CPU", [&](int a, int b, const Json& v, const std::string& here) {
-        if (a == b) return;
+        if (a == b) {  // a CPU's own cache is costs_ns.l1_hit, not a transfer
+          if (!v.is_number() || v.get<double>() != 0)
+            fail(here, fmt::format("a CPU to itself must be 0, got {}", echo(v)));
+          return;
+        }
         out[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)] =
             ns_to_ticks(as_number(v, here, 0, true, kMaxParamNs));
       });
@@ -214,8 +218,11 @@ std::vector<std::vector<int>> numa_distance(const Json& spec, const std::string&
                   "node per die)",
                   nodes),
       "NUMA node", [&](int a, int b, const Json& v, const std::string& here) {
-        out[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)] = static_cast<int>(
-            as_int(v, here, static_cast<std::int64_t>(d.min), static_cast<std::int64_t>(d.max)));
+        // ACPI SLIT: 10 is a node's distance to itself, a remote node is farther.
+        const auto lo = static_cast<std::int64_t>(a == b ? d.min : d.min + 1);
+        const auto hi = static_cast<std::int64_t>(a == b ? d.min : d.max);
+        out[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)] =
+            static_cast<int>(as_int(v, here, lo, hi));
       });
   return out;
 }
@@ -278,8 +285,16 @@ MachineParams parse_machine(const Json& doc, const std::string& where) {
         fail(tp + ".socket_hops",
              fmt::format("must be a {}x{} matrix of hop counts", m.sockets, m.sockets));
       for (std::size_t b = 0; b < hops[a].size(); ++b)
-        m.socket_hops[a][b] = static_cast<int>(as_int(hops[a][b], tp + ".socket_hops", 0, 16));
+        m.socket_hops[a][b] = static_cast<int>(
+            as_int(hops[a][b], fmt::format("{}.socket_hops[{}][{}]", tp, a, b), a == b ? 0 : 1,
+                   a == b ? 0 : 16));  // 0 to itself, at least one hop to another socket
     }
+    for (std::size_t a = 0; a < hops.size(); ++a)
+      for (std::size_t b = 0; b < a; ++b)
+        if (m.socket_hops[a][b] != m.socket_hops[b][a])
+          fail(fmt::format("{}.socket_hops[{}][{}]", tp, a, b),
+               fmt::format("must equal [{}][{}] ({}): a hop count is the same both ways, got {}", b,
+                           a, m.socket_hops[b][a], m.socket_hops[a][b]));
   }
   const Json& lat = require(doc, path, "latency_ns");
   const std::string lp = path + ": latency_ns";

@@ -34,7 +34,7 @@ std::string error_of(const Json& doc) {
 
 void expect_refused(const Json& doc, const std::string& field, const std::string& what) {
   const std::string msg = error_of(doc);
-  EXPECT_NE(msg.find(field), std::string::npos) << msg;
+  EXPECT_NE(msg.find(field), std::string::npos) << field << ": " << msg;
   EXPECT_NE(msg.find(what), std::string::npos) << msg;
   EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
 }
@@ -70,6 +70,27 @@ TEST(MachineFileChecks, ATransferFasterThanAnL1HitIsRefused) {
   Json huge = model("opteron-48");
   huge["latency_matrix_ns"]["matrix"][0][1] = 1e30;
   expect_refused(huge, "latency_matrix_ns.matrix[0][1]", "<= 1000000000");
+}
+
+TEST(MachineFileChecks, MatricesAreWhatTheirNamesSay) {
+  const Json opteron = model("opteron-48");
+  Json diagonal = opteron;
+  diagonal["latency_matrix_ns"]["matrix"][3][3] = "x";
+  expect_refused(diagonal, "latency_matrix_ns.matrix[3][3]", "a CPU to itself must be 0");
+  Json slit = opteron;
+  slit["numa_distance"]["matrix"][0][0] = 255;
+  expect_refused(slit, "numa_distance.matrix[0][0]", "10");
+  Json local = opteron;
+  local["numa_distance"]["matrix"][0][1] = 10;
+  expect_refused(local, "numa_distance.matrix[0][1]", "11");
+  Json hops = model("box-64");
+  ASSERT_GE(hops["topology"]["socket_hops"].size(), 2u);
+  hops["topology"]["socket_hops"][0][1] = hops["topology"]["socket_hops"][1][0].get<int>() + 1;
+  expect_refused(hops, "topology.socket_hops[1][0]", "the same both ways");
+  Json zero = model("box-64");
+  zero["topology"]["socket_hops"][0][1] = 0;
+  zero["topology"]["socket_hops"][1][0] = 0;
+  expect_refused(zero, "topology.socket_hops[0][1]", "from 1 to 16");
 }
 
 TEST(MachineFileChecks, AFieldGivenTwiceIsRefusedWithItsPath) {
