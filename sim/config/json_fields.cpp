@@ -12,6 +12,7 @@
 namespace semsim::config {
 
 std::string child_path(const std::string& parent, const std::string& key) {
+  if (!parent.empty() && parent.back() == ':') return parent + " " + key;  // "file: key"
   return parent.empty() ? key : parent + "." + key;
 }
 
@@ -46,6 +47,8 @@ std::string type_name(const Json& v) {
   if (v.is_object()) return "an object";
   return "null";
 }
+// What a value is, for "got ...": its kind and its text ("a string \"x\""), or "null".
+std::string got(const Json& v) { return v.is_null() ? "null" : type_name(v) + " " + echo(v); }
 }  // namespace
 
 void reject_unknown_keys(const Json& obj, const std::string& path,
@@ -68,8 +71,7 @@ std::int64_t as_int(const Json& v, const std::string& path, std::int64_t min, st
     fail(path, fmt::format("must be an integer from {} to {}, got {}", min, max, echo(v)));
   };
   if (v.is_boolean() || !v.is_number())
-    fail(path, fmt::format("must be an integer from {} to {}, got {} {}", min, max, type_name(v),
-                           echo(v)));
+    fail(path, fmt::format("must be an integer from {} to {}, got {}", min, max, got(v)));
   if (v.is_number_unsigned()) {
     const auto u = v.get<std::uint64_t>();
     if (max < 0 || u > static_cast<std::uint64_t>(max) || static_cast<std::int64_t>(u) < min)
@@ -83,8 +85,7 @@ std::int64_t as_int(const Json& v, const std::string& path, std::int64_t min, st
   }
   const double d = v.get<double>();
   if (!std::isfinite(d) || std::floor(d) != d)
-    fail(path, fmt::format("must be an integer from {} to {}, got {} {}", min, max, type_name(v),
-                           echo(v)));
+    fail(path, fmt::format("must be an integer from {} to {}, got {}", min, max, got(v)));
   // Beyond 2^53 a double no longer holds every integer: 1e17 may not be what was meant.
   constexpr double kExact = 9007199254740992.0;  // 2^53
   if (d < static_cast<double>(min) || d > static_cast<double>(max) || std::fabs(d) > kExact)
@@ -97,7 +98,7 @@ double as_number(const Json& v, const std::string& path, double min, bool exclus
                                  ? fmt::format("{} {} and <= {}", exclusive ? ">" : ">=", min, max)
                                  : fmt::format("{} {}", exclusive ? ">" : ">=", min);
   if (!v.is_number() || v.is_boolean())
-    fail(path, fmt::format("must be a number {}, got {} {}", bounds, type_name(v), echo(v)));
+    fail(path, fmt::format("must be a number {}, got {}", bounds, got(v)));
   double d = v.get<double>();
   if (!std::isfinite(d) || (exclusive ? d <= min : d < min) || d > max)
     fail(path, fmt::format("must be a number {}, got {}", bounds, echo(v)));
@@ -105,14 +106,13 @@ double as_number(const Json& v, const std::string& path, double min, bool exclus
 }
 
 std::string as_string(const Json& v, const std::string& path) {
-  if (!v.is_string()) fail(path, fmt::format("must be a string, got {} {}", type_name(v), echo(v)));
+  if (!v.is_string()) fail(path, fmt::format("must be a string, got {}", got(v)));
   return v.get<std::string>();
 }
 
 std::string as_choice(const Json& v, const std::string& path,
                       const std::vector<std::string>& allowed) {
-  if (!v.is_string())
-    fail(path, fmt::format("must be one of {}, got {} {}", join(allowed), type_name(v), echo(v)));
+  if (!v.is_string()) fail(path, fmt::format("must be one of {}, got {}", join(allowed), got(v)));
   auto s = v.get<std::string>();
   if (std::find(allowed.begin(), allowed.end(), s) == allowed.end())
     fail(path, fmt::format("unknown value \"{}\"; allowed: {}", s, join(allowed)));

@@ -234,7 +234,12 @@ std::string data_dir() { return g_data_dir; }
 
 MachineParams parse_machine(const Json& doc, const std::string& where) {
   const std::string path = where;
+  const std::string top = where + ":";  // the parent of a top-level field: "file: cpus"
   if (!doc.is_object()) fail(path, "a machine model must be a JSON object");
+  if (doc.contains("workload") && !doc.contains("cpus"))
+    fail(path,
+         "is a scenario (it has \"workload\"), not a machine model; give a preset name or "
+         "a machine file");
   // Ranges and topology alternatives (machine_ranges.hpp) are not part of the nominal
   // model: it is read, and hashed, without them; then they are checked.
   if (has_uncertainty(doc)) {
@@ -249,8 +254,8 @@ MachineParams parse_machine(const Json& doc, const std::string& where) {
   if (m.name.empty() || m.name.size() > 255) fail(path + ": name", "must be 1 to 255 characters");
   m.description =
       doc.contains("description") ? as_string(doc["description"], path + ": description") : "";
-  m.cpus = static_cast<int>(as_int(require(doc, path, "cpus"), path + ": cpus", 1, 256));
-  const Json& topo = require(doc, path, "topology");
+  m.cpus = static_cast<int>(as_int(require(doc, top, "cpus"), path + ": cpus", 1, 256));
+  const Json& topo = require(doc, top, "topology");
   const std::string tp = path + ": topology";
   m.sockets = static_cast<int>(as_int(require(topo, tp, "sockets"), tp + ".sockets", 1, 64));
   m.dies_per_socket =
@@ -296,28 +301,31 @@ MachineParams parse_machine(const Json& doc, const std::string& where) {
                fmt::format("must equal [{}][{}] ({}): a hop count is the same both ways, got {}", b,
                            a, m.socket_hops[b][a], m.socket_hops[a][b]));
   }
-  const Json& lat = require(doc, path, "latency_ns");
+  const Json& lat = require(doc, top, "latency_ns");
   const std::string lp = path + ": latency_ns";
-  const Json& c = require(doc, path, "costs_ns");
+  const Json& c = require(doc, top, "costs_ns");
   const std::string cp = path + ": costs_ns";
   // Every key is a declared parameter or part of the file's structure: a
   // misspelt name is an error, never a parameter left at its default.
   {
     std::vector<std::string> classes, costs,
-        top = {"name",       "description", "cpus",       "topology",
-               "latency_ns", "costs_ns",    "provenance", "latency_matrix_ns"};
+        top_keys = {"name",       "description", "cpus",       "topology",
+                    "latency_ns", "costs_ns",    "provenance", "latency_matrix_ns"};
     for (const ParamDecl& d : machine_params())
-      (d.group == "latency_ns" ? classes : d.group == "costs_ns" ? costs : top).emplace_back(d.key);
+      (d.group == "latency_ns" ? classes
+       : d.group == "costs_ns" ? costs
+                               : top_keys)
+          .emplace_back(d.key);
     reject_unknown_keys(lat, lp, classes);
     reject_unknown_keys(c, cp, costs);
-    reject_unknown_keys(doc, path, top);
+    reject_unknown_keys(doc, top, top_keys);
     reject_unknown_keys(topo, tp,
                         {"sockets", "dies_per_socket", "cores_per_die", "threads_per_core",
                          "numbering", "socket_hops", "source", "alternatives"});
   }
   for (const ParamDecl& d : machine_params()) {
     const Json& obj = d.group == "latency_ns" ? lat : d.group == "costs_ns" ? c : doc;
-    const std::string here = d.group == "latency_ns" ? lp : d.group == "costs_ns" ? cp : path;
+    const std::string here = d.group == "latency_ns" ? lp : d.group == "costs_ns" ? cp : top;
     const std::string key(d.key);
     switch (d.kind) {
       case ParamKind::Ticks:
@@ -449,6 +457,12 @@ MachineFile resolve_machine(const std::string& name_or_path) {
   // calibrate writes it), or an error saying how to make it: never a stand-in.
   if (name_or_path == "host") {
     const std::string file = host_model_path();
+    std::error_code ec;
+    if (fs::exists(file, ec) && !regular_file(file))
+      fail("machine", fmt::format("\"host\" is this host's calibrated model, {}, which is not a "
+                                  "regular file (a directory?): remove it and run `semsim "
+                                  "calibrate`",
+                                  file));
     if (!regular_file(file))
       fail("machine",
            fmt::format("\"host\" is this host's calibrated model, {}, which does not exist yet: "

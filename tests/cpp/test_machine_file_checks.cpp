@@ -93,6 +93,20 @@ TEST(MachineFileChecks, MatricesAreWhatTheirNamesSay) {
   expect_refused(zero, "topology.socket_hops[0][1]", "from 1 to 16");
 }
 
+TEST(MachineFileChecks, MessagesNameTheFileThenTheField) {
+  Json no_cpus = model("laptop-4");
+  no_cpus.erase("cpus");
+  EXPECT_EQ(error_of(no_cpus), "m: cpus: is required");
+  Json null_cpus = model("laptop-4");
+  null_cpus["cpus"] = nullptr;
+  EXPECT_EQ(error_of(null_cpus), "m: cpus: must be an integer from 1 to 256, got null");
+  Json slowdown = model("laptop-4");
+  slowdown["smt_compute_slowdown"]["value"] = "x";
+  expect_refused(slowdown, "m: smt_compute_slowdown.value", "got a string \"x\"");
+  const Json scenario = Json::parse(R"({"name": "s", "workload": {"type": "lat-sem"}})");
+  expect_refused(scenario, "m: is a scenario", "not a machine model");
+}
+
 TEST(MachineFileChecks, AFieldGivenTwiceIsRefusedWithItsPath) {
   try {
     parse_json_text(R"({"workload": {"type": "semop-multi", "type": "lat-sem"}})", "s.json");
