@@ -19,6 +19,7 @@ programs) raises :class:`semsim.HostError`, a ``SimulationError``.
 from __future__ import annotations
 
 import json
+import numbers
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -113,6 +114,8 @@ def _source(scenario: ScenarioLike) -> str:
             text.encode("utf-8")
         except UnicodeEncodeError:
             raise InputError("scenario: the path or JSON text is not valid UTF-8") from None
+        if "\0" in text and not text.lstrip().startswith("{"):
+            raise InputError(f"scenario: {text!r}: a file path cannot hold a NUL character")
         return text
     raise InputError(
         "scenario: expected a file path, JSON text, a dict or a semsim.Result, "
@@ -255,6 +258,10 @@ def ops_interval(point: Mapping[str, Any]) -> tuple[float, float] | None:
     return float(lo), float(hi)
 
 
+#: What :meth:`Result.hot_lines` ranks by.
+HOT_LINE_KEYS = ("misses", "misses_per_op", "accesses", "queued_ns")
+
+
 class Result:
     """A simulated or measured result document.
 
@@ -265,16 +272,49 @@ class Result:
     """
 
     def __init__(self, doc: Mapping[str, Any], text: str | None = None) -> None:
+        if not isinstance(doc, Mapping):
+            raise InputError(f"Result: doc: expected a result document (a dict with 'points'), "
+                             f"not {type(doc).__name__}")
+        if text is not None and not isinstance(text, str):
+            raise InputError(f"Result: text: expected the document's JSON text or None, not {type(text).__name__}")
         self.doc: dict[str, Any] = dict(doc)
         self._text = text
 
     @classmethod
     def from_json(cls, text_or_path: str | os.PathLike) -> Result:
-        """Reads a result written by ``semsim run``/``native`` or :meth:`to_json`."""
+        """Reads a result written by ``semsim run``/``native`` or :meth:`to_json`: JSON
+        text (starting with ``{``) or the path of a file holding it."""
+        what = "Result.from_json"
+        if not isinstance(text_or_path, (str, os.PathLike)) or isinstance(os.fspath(text_or_path), bytes):
+            raise InputError(f"{what}: expected a result file path or JSON text, not {type(text_or_path).__name__}")
         text = os.fspath(text_or_path)
-        if not text.lstrip().startswith("{"):
-            text = Path(text).read_text(encoding="utf-8")
-        return cls(json.loads(text), text)
+        source = "the JSON text"
+        if not text.lstrip().startswith(("{", "[")):
+            path = Path(text)
+            shown = text if len(text) < 200 else text[:200] + "..."
+            try:
+                if path.is_dir():
+                    raise InputError(f"{what}: {shown}: is a directory; expected a result file or JSON text")
+                if not path.is_file():
+                    raise InputError(f"{what}: {shown!r}: no such file (and not JSON text, which starts with '{{')")
+                text = path.read_text(encoding="utf-8")
+            except InputError:
+                raise
+            except (OSError, UnicodeDecodeError) as exc:
+                raise InputError(f"{what}: {shown}: cannot read it: {getattr(exc, 'strerror', None) or exc}") from None
+            except ValueError:  # a NUL in the path
+                raise InputError(f"{what}: {shown!r}: not a file path (it holds a NUL)") from None
+            source = str(path)
+        try:
+            doc = json.loads(text)
+        except ValueError as exc:
+            raise InputError(f"{what}: {source}: not JSON ({exc})") from None
+        except RecursionError:
+            raise InputError(f"{what}: {source}: nested too deeply") from None
+        if not isinstance(doc, dict) or not isinstance(doc.get("points"), list):
+            raise InputError(f"{what}: {source}: not a result document (a JSON object with a 'points' list, "
+                             "as semsim run writes)")
+        return cls(doc, text)
 
     @property
     def side(self) -> str:
@@ -295,7 +335,7 @@ class Result:
         """
         text = self._text if self._text is not None else json.dumps(self.doc, indent=2) + "\n"
         if path is not None:
-            Path(path).write_text(text, encoding="utf-8")
+            write_file(check_output_file(path, "Result.to_json: path"), text, "Result.to_json: path")
         return text
 
     def to_frame(self) -> pd.DataFrame:
@@ -374,6 +414,10 @@ class Result:
         """
         import pandas as pd
 
+        if top is not None:
+            check_int(top, "hot_lines: top", 0, 2**31 - 1, " (lines per point; None: all)")
+        if by not in HOT_LINE_KEYS:
+            raise InputError(f"hot_lines: by {by!r}: allowed: {', '.join(HOT_LINE_KEYS)}")
         rows = []
         for point in self.points:
             lines = point.get("hot_lines")
@@ -470,6 +514,89 @@ def _progress_adapter(scenario_text: str, progress: ProgressCallback) -> Callabl
     return call
 
 
+#: The most runs (or worker processes) :func:`simulate`, ``semsim run -j`` and the sweeps take at once.
+MAX_JOBS = 1024
+#: The most threads (simulated tasks) a scenario's point may have (``kMaxThreads`` in
+#: sim/config/scenario.cpp; tests/python/test_hardening_inputs.py checks that they agree).
+MAX_THREADS = 4096
+#: The most semaphores per array (``kMaxSemaphores`` in sim/workloads/spec.hpp).
+MAX_SEMAPHORES = 32000
+#: The most seeds per point (a scenario's ``repeats``).
+MAX_REPEATS = 1000
+
+
+def check_int(value: Any, what: str, low: int, high: int, meaning: str = "") -> int:
+    """``value`` as an integer from ``low`` to ``high`` (not a bool, not a float), else
+    :class:`InputError` naming ``what`` and the range."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not low <= value <= high:
+        if isinstance(value, numbers.Integral) and not isinstance(value, bool) and abs(int(value)) >= 10**15:
+            shown = f"{int(value):.3g}"
+        else:
+            shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:60] + "..."
+        top = f"{high:,}" if high >= 100_000 else str(high)
+        raise InputError(f"{what}: expected an integer from {low} to {top}{meaning}, got {shown}")
+    return int(value)
+
+
+def check_output_file(path: Any, what: str) -> Path:
+    """A file path that a command may write (checked before the work that fills it):
+    not empty, not a directory, in a directory that exists (or can be made) and is
+    writable. Returns it as a Path, else raises :class:`InputError` naming ``what``."""
+    return _check_output(path, what, directory=False)
+
+
+def check_output_dir(path: Any, what: str) -> Path:
+    """As :func:`check_output_file`, for a directory to write files into (made if missing)."""
+    return _check_output(path, what, directory=True)
+
+
+def _check_output(path: Any, what: str, directory: bool) -> Path:
+    if not isinstance(path, (str, os.PathLike)) or isinstance(os.fspath(path), bytes):
+        raise InputError(f"{what}: expected a {'directory' if directory else 'file'} path, "
+                         f"not {type(path).__name__}")
+    text = os.fspath(path)
+    if not text.strip():
+        raise InputError(f"{what}: the path is empty; expected a {'directory' if directory else 'file'} path")
+    if "\0" in text:
+        raise InputError(f"{what} {text!r}: a path cannot hold a NUL character")
+    out = Path(text)
+    try:
+        if directory:
+            if out.exists() and not out.is_dir():
+                raise InputError(f"{what} {text}: exists and is not a directory; expected a directory to write into")
+        elif out.is_dir():
+            raise InputError(f"{what} {text}: is a directory; expected a file path")
+        if out.exists():
+            if not os.access(out, os.W_OK):
+                raise InputError(f"{what} {text}: not writable (permission denied)")
+            return out
+        parent = out.parent
+        while not parent.exists() and parent != parent.parent:
+            parent = parent.parent
+        if not parent.is_dir():
+            raise InputError(f"{what} {text}: {parent} is not a directory")
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise InputError(f"{what} {text}: cannot create it in {parent} (permission denied)")
+    except OSError as exc:  # a name too long, a loop of links ...
+        raise InputError(f"{what} {text}: {exc.strerror or exc}") from None
+    return out
+
+
+def write_file(path: str | os.PathLike, data: str | bytes, what: str) -> None:
+    """Writes ``data`` to ``path`` (its missing parent directories made first); a failure
+    (a full disk, a directory in the way) raises :class:`InputError` naming the path."""
+    out = Path(os.fspath(path))
+    try:
+        if out.parent != Path(""):
+            out.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(data, bytes):
+            out.write_bytes(data)
+        else:
+            out.write_text(data, encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"{what} {os.fspath(path)}: cannot write: {exc.strerror or exc}") from None
+
+
 def default_jobs() -> int:
     """How many runs :func:`simulate` makes at once by default: the CPUs this process may use."""
     try:
@@ -479,12 +606,11 @@ def default_jobs() -> int:
 
 
 def check_jobs(jobs: Any, what: str = "jobs") -> int:
-    """``jobs`` as an integer >= 1 (None: :func:`default_jobs`), else :class:`InputError`."""
+    """``jobs`` as an integer from 1 to :data:`MAX_JOBS` (None: :func:`default_jobs`), else
+    :class:`InputError`."""
     if jobs is None:
         return default_jobs()
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise InputError(f"{what}: expected an integer >= 1 (runs at once), got {jobs!r}")
-    return jobs
+    return check_int(jobs, what, 1, MAX_JOBS, " (runs at once)")
 
 
 def _simulate_sets(scenario: ScenarioLike, sets: Iterable[str], progress: ProgressCallback | None = None,

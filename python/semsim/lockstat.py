@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .api import InputError
+
 #: The row fields, in the order of the printed table.
 COLUMNS = (
     "name", "con_bounces", "contentions", "contended_share", "wait_max_ns", "wait_total_ns", "wait_avg_ns",
@@ -44,9 +46,17 @@ def _cell(key: str, value: Any) -> str:
 
 def format_table(rows: Sequence[Mapping[str, Any]]) -> str:
     """The rows as lock_stat prints them (times in microseconds); '-' where the model has no figure."""
+    if isinstance(rows, (str, bytes, Mapping)) or not isinstance(rows, Sequence):
+        raise InputError(f"format_table: rows: expected a list of lock rows (dicts, as a point's 'lockstat'), "
+                         f"not {type(rows).__name__}")
     table = [[_HEADERS[k] for k in COLUMNS]]
-    for r in rows:
-        table.append([_cell(k, r.get(k)) for k in COLUMNS])
+    for i, r in enumerate(rows):
+        if not isinstance(r, Mapping):
+            raise InputError(f"format_table: rows[{i}]: expected a lock row (a dict), not {type(r).__name__}")
+        try:
+            table.append([_cell(k, r.get(k)) for k in COLUMNS])
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise InputError(f"format_table: rows[{i}]: a field is not a number ({exc})") from None
     widths = [max(len(row[i]) for row in table) for i in range(len(COLUMNS))]
     lines = []
     for n, row in enumerate(table):
@@ -59,6 +69,9 @@ def format_table(rows: Sequence[Mapping[str, Any]]) -> str:
 
 def point_table(point: Mapping[str, Any]) -> str:
     """The lock table of one point ('' when the point has none, e.g. a measured point)."""
+    if not isinstance(point, Mapping):
+        raise InputError(f"point_table: point: expected a result point (a dict from Result.points), "
+                         f"not {type(point).__name__}")
     rows = point.get("lockstat")
     if not isinstance(rows, list) or not rows:
         return ""
@@ -69,11 +82,19 @@ def frame(result: Any) -> Any:
     """All points' lock rows as a DataFrame: threads, kernel, machine, then the row's columns."""
     import pandas as pd
 
-    from .api import kernel_label
+    from .api import Result, kernel_label
 
-    points = result.points if hasattr(result, "points") else result.get("points", [])
+    if isinstance(result, Result):
+        points = result.points
+    elif isinstance(result, Mapping) and isinstance(result.get("points", []), list):
+        points = result.get("points", [])
+    else:
+        raise InputError(f"lockstat.frame: result: expected a semsim.Result or a result document (a dict with "
+                         f"'points'), not {type(result).__name__}")
     rows = []
-    for p in points:
+    for i, p in enumerate(points):
+        if not isinstance(p, Mapping):
+            raise InputError(f"lockstat.frame: points[{i}]: expected a point (a dict), not {type(p).__name__}")
         for r in p.get("lockstat", []) or []:
             rows.append({"threads": p.get("threads"), "kernel": kernel_label(p.get("kernel")),
                          "machine": p.get("machine"), **r})

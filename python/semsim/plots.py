@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Union
 
-from .api import CPU_CATEGORIES, Result
+from .api import CPU_CATEGORIES, InputError, Result
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -38,7 +38,7 @@ def _facets(n: int, ax: Axes | None, what: str, width: float = 4.2, height: floa
     """``n`` side-by-side axes in a new figure (at most 3 per row), or ``ax`` when n == 1."""
     if ax is not None:
         if n > 1:
-            raise ValueError(f"{what}: {n} panels to draw but one ax given; pass ax=None or one group's data")
+            raise InputError(f"{what}: {n} panels to draw but one ax given; pass ax=None or one group's data")
         return ax.figure, [ax]
     from matplotlib.figure import Figure
 
@@ -52,25 +52,28 @@ def _facets(n: int, ax: Axes | None, what: str, width: float = 4.2, height: floa
     return fig, axes[: max(n, 1)]
 
 
-def _results(data: ResultData) -> list[Result]:
+def _results(data: ResultData, what: str = "data") -> list[Result]:
     if isinstance(data, Result):
         return [data]
     if hasattr(data, "columns"):
-        raise TypeError("this helper needs Result objects (their nested data), not a DataFrame")
-    out = list(data)  # type: ignore[arg-type]
+        raise InputError(f"{what}: this helper needs Result objects (their nested data), not a DataFrame")
+    if isinstance(data, (str, bytes, Mapping)) or not isinstance(data, Iterable):
+        raise InputError(f"{what}: expected a semsim.Result, a list of them or a DataFrame from to_frame(), "
+                         f"not {type(data).__name__}")
+    out = list(data)
     for item in out:
         if not isinstance(item, Result):
-            raise TypeError(f"expected semsim.Result objects, got {type(item).__name__}")
+            raise InputError(f"{what}: expected semsim.Result objects, got {type(item).__name__}")
     return out
 
 
-def to_frame(data: ResultData) -> pd.DataFrame:
+def to_frame(data: ResultData, what: str = "data") -> pd.DataFrame:
     """A DataFrame from a Result, several Results (concatenated) or a DataFrame (as is)."""
     import pandas as pd
 
     if hasattr(data, "columns"):
         return data  # type: ignore[return-value]
-    frames = [r.to_frame() for r in _results(data)]
+    frames = [r.to_frame() for r in _results(data, what)]
     if not frames:
         return pd.DataFrame()
     return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
@@ -192,12 +195,12 @@ def plot_scaling(data: ResultData, *, y: str = "ops_per_s", x: str = "threads", 
     the spread over seeds or runs (``<y>_min``..``<y>_max``) is shaded. ``logy``: a
     logarithmic y axis (for generations an order of magnitude apart).
     """
-    frame = to_frame(data)
+    frame = to_frame(data, "plot_scaling: data")
     if frame.empty:
-        raise ValueError("plot_scaling: no points to plot")
+        raise InputError("plot_scaling: data: no points to plot")
     for column in (x, y):
         if column not in frame.columns:
-            raise ValueError(f"plot_scaling: no column {column!r} (columns: {', '.join(map(str, frame.columns))})")
+            raise InputError(f"plot_scaling: no column {column!r} (columns: {', '.join(map(str, frame.columns))})")
     by_cols = [by] if isinstance(by, str) else list(by)
     by_cols = [c for c in by_cols if c in frame.columns]
     facet_values = _sorted_unique(frame[facet]) if facet and facet in frame.columns else [None]
@@ -264,11 +267,11 @@ def plot_cpu_breakdown(data: ResultData, *, by: str = "kernel", x: str = "thread
     """
     import pandas as pd
 
-    results = _results(data)
+    results = _results(data, "plot_cpu_breakdown: data")
     frames = [r.cpu_breakdown() for r in results]
     frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     if frame.empty:
-        raise ValueError("plot_cpu_breakdown: no point carries a cpu_breakdown")
+        raise InputError("plot_cpu_breakdown: no point carries a cpu_breakdown")
     groups = _sorted_unique(frame[by]) if by in frame.columns else [None]
     categories = _sorted_unique(frame["category"])
     colors = _category_colors(categories)
@@ -313,7 +316,7 @@ def hot_lines_table(data: ResultData, *, top: int = 3, by: str = "misses",
     """
     import pandas as pd
 
-    frames = [r.hot_lines(top=top, by=by) for r in _results(data)]
+    frames = [r.hot_lines(top=top, by=by) for r in _results(data, "hot_lines_table: data")]
     frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     if frame.empty:
         return pd.DataFrame()
@@ -339,12 +342,12 @@ def plot_hot_lines(data: ResultData, *, metric: str = "misses_per_op", top: int 
     """
     import pandas as pd
 
-    frames = [r.hot_lines(by=rank_by) for r in _results(data)]
+    frames = [r.hot_lines(by=rank_by) for r in _results(data, "plot_hot_lines: data")]
     frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     if frame.empty:
-        raise ValueError("plot_hot_lines: no point carries hot_lines")
+        raise InputError("plot_hot_lines: no point carries hot_lines")
     if metric not in frame.columns:
-        raise ValueError(f"plot_hot_lines: no line metric {metric!r} (have: {', '.join(map(str, frame.columns))})")
+        raise InputError(f"plot_hot_lines: no line metric {metric!r} (have: {', '.join(map(str, frame.columns))})")
     groups = _sorted_unique(frame[by]) if by in frame.columns else [None]
     fig, axes = _facets(len(groups), ax, "plot_hot_lines", sharey=False)
     for panel, group in zip(axes, groups):
