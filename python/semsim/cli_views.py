@@ -52,6 +52,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
     from . import api, plots
     from .diff import diff
 
+    if args.output is not None:
+        api.check_output_dir(args.output, "diff: -o")  # before any simulation
     if args.kernel is not None:
         if len(args.kernel) != 2 or len(args.inputs) != 1:
             raise ValueError("diff: with --kernel, give one SCENARIO.json and --kernel twice (A, then B)")
@@ -90,10 +92,11 @@ def add_trace_flags(p: argparse.ArgumentParser) -> None:
                    help="also write a Perfetto trace of one point (the scenario's single thread count, its "
                         "first seed): CPUs, locks, wake-up and hand-off flows, run-queue lengths")
     p.add_argument("--trace-window", metavar="A..B", default=None,
-                   help="with --trace: simulated milliseconds to record (default: the first 1 ms of the "
-                        "measurement window)")
+                   help="with --trace: simulated milliseconds to record, 0 <= A < B <= 3600000 (default: the "
+                        "first 1 ms of the measurement window)")
     p.add_argument("--trace-limit", metavar="N", default=None,
-                   help="with --trace: the most trace events to record (default 1,000,000); past it the command fails")
+                   help="with --trace: the most trace events to record, 1 to 100,000,000 (default 1,000,000); "
+                        "past it the command fails")
 
 
 def run_trace(args: argparse.Namespace) -> None:
@@ -102,8 +105,9 @@ def run_trace(args: argparse.Namespace) -> None:
         if args.trace_window is not None or args.trace_limit is not None:
             raise ValueError("run: --trace-window and --trace-limit need --trace FILE")
         return
-    from . import trace
+    from . import api, trace
 
+    api.check_output_file(args.trace, "run: --trace")
     window = trace.parse_window(args.trace_window) if args.trace_window is not None else None
     limit = None
     if args.trace_limit is not None:
@@ -111,10 +115,17 @@ def run_trace(args: argparse.Namespace) -> None:
             limit = int(str(args.trace_limit).replace(",", "").replace("_", ""))
         except ValueError:
             limit = 0
-        if limit < 1:
-            raise ValueError(f"run: --trace-limit {args.trace_limit!r}: expected an integer >= 1")
+        if not 1 <= limit <= trace.MAX_LIMIT:
+            shown = args.trace_limit if len(args.trace_limit) <= 40 else args.trace_limit[:40] + "..."
+            raise ValueError(f"run: --trace-limit {shown!r}: expected an integer from 1 to {trace.MAX_LIMIT:,} "
+                             f"(trace events; default {trace.DEFAULT_LIMIT:,})")
     info = trace.write_trace(args.scenario, args.trace, window_ms=window, limit=limit, sets=args.sets)
     sys.stderr.write(f"trace: {info.summary()}\n")
+    if window is not None and not info.counts.get("cpu_slices"):
+        scenario = api.load_scenario(args.scenario, sets=args.sets)
+        end = float(scenario.get("warmup_ms", 0)) + float(scenario.get("duration_ms", 0))
+        where = f"; it starts after the run's end, {end:g} ms (warmup_ms + duration_ms)" if window[0] >= end else ""
+        sys.stderr.write(f"trace: note: the window {window[0]:g}..{window[1]:g} ms holds no CPU slices{where}\n")
 
 
 # ---------------------------------------------------------------------------- run --profile
@@ -143,6 +154,8 @@ def print_profile(doc: dict[str, Any], folded_path: str | None, out: TextIO | No
                 root = f"semsim;threads={point['threads']};{point['kernel']}"
                 lines.append(f"{root};{entry['stack']} {samples}")
         out.write("\n" + lockstat.point_table(point) + "\n")
-    path = Path(folded_path or "semsim.folded")
-    path.write_text("\n".join(lines) + "\n")
+    from .api import write_file
+
+    path = Path("semsim.folded" if folded_path is None else folded_path)
+    write_file(path, "\n".join(lines) + "\n", "--folded")
     out.write(f"folded stacks (CPU ns) written to {path}\n")

@@ -28,18 +28,32 @@ from __future__ import annotations
 
 import bisect
 import json
+import math
 import os
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .api import InputError, ScenarioLike, _load_text, _require_core, override_args
+from .api import (
+    InputError,
+    ScenarioLike,
+    _load_text,
+    _require_core,
+    check_int,
+    check_output_file,
+    override_args,
+    write_file,
+)
 
 #: The most events a trace may record unless told otherwise (each is one or two trace packets).
 DEFAULT_LIMIT = 1_000_000
+#: The most events a trace may record (``limit``): about 100 bytes of memory each while recorded.
+MAX_LIMIT = 100_000_000
 #: The default window: this much of the measurement window, from its start.
 DEFAULT_WINDOW_MS = 1.0
+#: The latest simulated time a window may reach: a run's warm-up and window are at most one hour.
+MAX_WINDOW_MS = 3.6e6
 
 _SEQ = 1  # the one packet sequence the trace is written on
 
@@ -53,9 +67,29 @@ def parse_window(text: str) -> tuple[float, float]:
         a, b = float(parts[0]), float(parts[1])
     except ValueError:
         raise InputError(f"--trace-window {text!r}: expected A..B in simulated milliseconds (e.g. 10..11)") from None
-    if not (0 <= a < b):
-        raise InputError(f"--trace-window {text!r}: expected 0 <= A < B")
+    return check_window((a, b), f"--trace-window {text!r}", "A..B")
+
+
+def check_window(window: Any, what: str = "window_ms", shape: str = "(A, B)") -> tuple[float, float]:
+    """``(A, B)``: two finite numbers of simulated ms with 0 <= A < B <= one hour; else InputError."""
+    allowed = f"expected {shape} in simulated milliseconds with 0 <= A < B <= {MAX_WINDOW_MS:.0f} (one hour)"
+    if isinstance(window, (str, bytes)) or not isinstance(window, Sequence) or len(window) != 2:
+        hint = " (for 'A..B' text, use semsim.trace.parse_window)" if isinstance(window, str) else ""
+        raise InputError(f"{what}: {allowed}, got {window!r}{hint}")
+    a, b = window
+    if any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in (a, b)):
+        raise InputError(f"{what}: {allowed}, got {tuple(window)!r}")
+    a, b = float(a), float(b)
+    if not (math.isfinite(a) and math.isfinite(b) and 0 <= a < b <= MAX_WINDOW_MS):
+        raise InputError(f"{what}: {allowed}, got {a:g}..{b:g}")
     return a, b
+
+
+def check_limit(limit: Any, what: str = "limit") -> int:
+    """The most events to record: None (:data:`DEFAULT_LIMIT`) or an integer from 1 to :data:`MAX_LIMIT`."""
+    if limit is None:
+        return DEFAULT_LIMIT
+    return check_int(limit, what, 1, MAX_LIMIT, f" (trace events; default {DEFAULT_LIMIT:,})")
 
 
 def _ns(ps: int) -> int:
@@ -64,15 +98,20 @@ def _ns(ps: int) -> int:
 
 def record(scenario: ScenarioLike, *, window_ms: tuple[float, float] | None = None, limit: int | None = None,
            sets: Sequence[str] = (), **overrides: Any) -> dict[str, Any]:
-    """Runs the traced point; returns ``{"point", "trace", "window_ms"}`` (the raw events)."""
+    """Runs the traced point; returns ``{"point", "trace", "window_ms"}`` (the raw events).
+
+    ``window_ms``: ``(A, B)`` simulated milliseconds (default: the first millisecond of the
+    measurement window); ``limit``: the most events, 1 to :data:`MAX_LIMIT` (default
+    :data:`DEFAULT_LIMIT`). Bad values raise :class:`InputError` before anything runs.
+    """
+    if window_ms is not None:
+        window_ms = check_window(window_ms)
+    limit = check_limit(limit)
     text = _load_text(scenario, [*sets, *override_args(overrides)])
     doc = json.loads(text)
     if window_ms is None:
         start = float(doc.get("warmup_ms", 0.0))
         window_ms = (start, start + min(DEFAULT_WINDOW_MS, float(doc.get("duration_ms", DEFAULT_WINDOW_MS))))
-    limit = DEFAULT_LIMIT if limit is None else int(limit)
-    if limit < 1:
-        raise InputError(f"trace: limit {limit}: expected at least 1 event")
     out = json.loads(_require_core().trace(text, float(window_ms[0]), float(window_ms[1]), limit))
     if out.get("overflowed"):
         raise InputError(
@@ -313,13 +352,12 @@ def build(events: Mapping[str, Any]) -> tuple[bytes, dict[str, Any]]:
 
 def write_trace(scenario: ScenarioLike, path: str | os.PathLike, *, window_ms: tuple[float, float] | None = None,
                 limit: int | None = None, sets: Sequence[str] = (), **overrides: Any) -> TraceInfo:
-    """Simulates the scenario's one point with a recorder and writes the Perfetto trace to ``path``."""
+    """Simulates the scenario's one point with a recorder and writes the Perfetto trace to ``path``
+    (checked first: a path that cannot be written fails before the run)."""
+    out = check_output_file(path, "trace: path")
     events = record(scenario, window_ms=window_ms, limit=limit, sets=sets, **overrides)
     data, counts = build(events)
-    out = Path(os.fspath(path))
-    if out.parent != Path(""):
-        out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_bytes(data)
+    write_file(out, data, "trace: path")
     return TraceInfo(out, events["window_ms"], counts, events["point"], len(data))
 
 
@@ -331,11 +369,35 @@ def read_trace(path_or_bytes: str | os.PathLike | bytes) -> dict[str, Any]:
     dur, task, flow_ids, terminating_flow_ids), ``counter_values`` ([(track, ts, value)])
     and ``flows`` (ids that both start and end somewhere).
     """
+    from google.protobuf.message import DecodeError
     from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import Trace, TrackEvent
 
-    data = path_or_bytes if isinstance(path_or_bytes, bytes) else Path(os.fspath(path_or_bytes)).read_bytes()
+    what = "read_trace"
+    if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
+        data, source = bytes(path_or_bytes), "the bytes given"
+    elif isinstance(path_or_bytes, (str, os.PathLike)):
+        path = Path(os.fspath(path_or_bytes))
+        source = str(path)
+        try:
+            if path.is_dir():
+                raise InputError(f"{what}: {path}: is a directory; expected a .perfetto-trace file")
+            if not path.is_file():
+                raise InputError(f"{what}: {path}: no such file")
+            data = path.read_bytes()
+        except InputError:
+            raise
+        except OSError as exc:
+            raise InputError(f"{what}: {path}: cannot read it: {exc.strerror or exc}") from None
+        except ValueError:  # a NUL in the path
+            raise InputError(f"{what}: {str(path)!r}: not a file path (it holds a NUL)") from None
+    else:
+        raise InputError(f"{what}: expected a trace file path or its bytes, not {type(path_or_bytes).__name__}")
     trace = Trace()
-    trace.ParseFromString(data)
+    try:
+        trace.ParseFromString(data)
+    except (DecodeError, RuntimeError, ValueError) as exc:
+        raise InputError(f"{what}: {source}: not a Perfetto trace ({' '.join(str(exc).split()) or 'malformed'})"
+                         ) from None
     tracks: dict[int, str] = {}
     parents: dict[int, int] = {}
     counters: set[int] = set()
@@ -359,6 +421,8 @@ def read_trace(path_or_bytes: str | os.PathLike | bytes) -> dict[str, Any]:
                                          "ts": pkt.timestamp, "task": task, "flow_ids": list(ev.flow_ids),
                                          "terminating_flow_ids": list(ev.terminating_flow_ids)})
         elif ev.type == TrackEvent.TYPE_SLICE_END:
+            if not open_[ev.track_uuid]:
+                raise InputError(f"{what}: {source}: not a trace semsim wrote (a slice ends that never began)")
             s = open_[ev.track_uuid].pop()
             s["dur"] = pkt.timestamp - s["ts"]
             slices.append(s)
