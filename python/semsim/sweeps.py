@@ -29,7 +29,19 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Union
 
 from . import _worker
-from .api import InputError, Result, ScenarioLike, SimulationError, load_scenario
+from .api import (
+    MAX_JOBS,
+    MAX_REPEATS,
+    MAX_SEMAPHORES,
+    MAX_THREADS,
+    InputError,
+    Result,
+    ScenarioLike,
+    SimulationError,
+    _sets,
+    check_int,
+    load_scenario,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from distributed import Client
@@ -41,6 +53,10 @@ ExecutorLike = Union[None, str, "Client", cf.Executor]
 
 #: ``semaphores="threads"`` (or a list containing it): as many semaphores as threads.
 SEMAPHORES_PER_THREAD = "threads"
+
+#: The most points one sweep may have (the product of its axes): each is checked before
+#: any runs (about 1.5 ms each) and simulated in a process of its own.
+MAX_SWEEP_POINTS = 10_000
 
 _log = logging.getLogger(__name__)
 
@@ -55,11 +71,21 @@ def _axis(value: Any, what: str, *, mapping_is_value: bool = False) -> list[Any]
     if isinstance(value, (str, bytes, int, float)) or (mapping_is_value and isinstance(value, Mapping)):
         return [value]
     if hasattr(value, "tolist") and callable(value.tolist):  # numpy arrays, pandas series
+        try:
+            size = int(getattr(value, "size", 0))
+        except (TypeError, ValueError):
+            size = 0
+        if size > MAX_SWEEP_POINTS:
+            raise InputError(f"sweep: {what}: {size:,} values; a sweep has at most {MAX_SWEEP_POINTS:,} points")
         value = value.tolist()
     if isinstance(value, Iterable):
-        values = list(value)
+        # At most one value past the limit is taken: range(10**12) is refused, not expanded.
+        values = list(itertools.islice(value, MAX_SWEEP_POINTS + 1))
         if not values:
             raise InputError(f"sweep: {what}: the list of values is empty")
+        if len(values) > MAX_SWEEP_POINTS:
+            raise InputError(f"sweep: {what}: more than {MAX_SWEEP_POINTS:,} values; a sweep has at most "
+                             f"{MAX_SWEEP_POINTS:,} points")
         return values
     return [value]
 
@@ -68,6 +94,12 @@ def _label_value(value: Any) -> str:
     if isinstance(value, str):
         return value
     return json.dumps(value, separators=(",", ":"), sort_keys=True, default=str)
+
+
+def _short(value: Any) -> str:
+    """A value as a point's label shows it, cut to 40 characters."""
+    text = _label_value(value) if not isinstance(value, int) or abs(value) < 10**15 else f"{value:.3g}"
+    return text if len(text) <= 40 else text[:40] + "..."
 
 
 def _set_path(doc: dict[str, Any], path: str, value: Any) -> None:
@@ -131,18 +163,32 @@ def plan(
     ``sets`` are ``--set`` assignments (``"workload.pattern=own"``), applied before
     ``overrides``. Bad input raises :class:`InputError` naming the point.
     """
-    base = load_scenario(scenario, sets=sets, **overrides)
-    if repeats is not None:
-        if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
-            raise InputError(f"sweep: repeats: expected an integer >= 1, got {repeats!r}")
-        base["repeats"] = repeats
-    machines = _axis(machine, "machine") or [base["machine"]]
-    machines = [_resolve_machine(m) for m in machines]
-    kernels = _axis(kernel, "kernel", mapping_is_value=True) or [base["kernel"]]
-    threads_axis = _axis(threads, "threads") or _axis(base["threads"], "threads") or []
+    # The axes first (cheap, bounded), so that a huge or bad one fails before any scenario
+    # is loaded; then the base scenario with the threads axis in place of its own list
+    # (which the sweep replaces: it must not be checked against the workload).
+    given_threads = _axis(threads, "threads")
+    for t in given_threads or []:
+        check_int(t, f"sweep point threads={_short(t)}", 1, MAX_THREADS, " (tasks)")
+    machine_axis = _axis(machine, "machine")
+    kernel_axis = _axis(kernel, "kernel", mapping_is_value=True)
     sems_axis = _axis(semaphores, "semaphores")
     if sems_axis is None:
         sems_axis = [None]
+    for s in sems_axis:
+        if s is not None and s != SEMAPHORES_PER_THREAD:
+            check_int(s, f"sweep point semaphores={_short(s)}", 1, MAX_SEMAPHORES, f" or {SEMAPHORES_PER_THREAD!r}")
+    if repeats is not None:
+        check_int(repeats, "sweep: repeats", 1, MAX_REPEATS, " (seeds per point)")
+    base_sets: Sequence[str] = sets
+    if given_threads is not None:
+        base_sets = [*_sets(sets), f"threads={json.dumps([int(t) for t in given_threads])}"]
+    base = load_scenario(scenario, sets=base_sets, **overrides)
+    if repeats is not None:
+        base["repeats"] = repeats
+    machines = machine_axis or [base["machine"]]
+    machines = [_resolve_machine(m) for m in machines]
+    kernels = kernel_axis or [base["kernel"]]
+    threads_axis = given_threads or _axis(base["threads"], "threads") or []
     extra: list[tuple[str, list[Any]]] = []
     if grid is not None and not isinstance(grid, Mapping):
         raise InputError(f"sweep: grid: expected a mapping of field path to values "
@@ -158,6 +204,13 @@ def plan(
     base["threads"] = [t for t in threads_axis]
     points: list[SweepPoint] = []
     axes = [machines, kernels, *(v for _, v in extra), sems_axis, threads_axis]
+    total = 1
+    for axis_values in axes:
+        total *= len(axis_values)
+    if total > MAX_SWEEP_POINTS:
+        sizes = " x ".join(str(len(a)) for a in axes if len(a) > 1)
+        raise InputError(f"sweep: {total:,} points ({sizes}); a sweep has at most {MAX_SWEEP_POINTS:,} points: "
+                         "split it")
     for index, combo in enumerate(itertools.product(*axes)):
         m, k, *rest = combo
         extra_values, s, t = rest[: len(extra)], rest[-2], rest[-1]
@@ -299,9 +352,7 @@ def _cpu_count() -> int:
 
 def _workers(max_workers: int | None, npoints: int) -> int:
     if max_workers is not None:
-        if isinstance(max_workers, bool) or not isinstance(max_workers, int) or max_workers < 1:
-            raise InputError(f"sweep: max_workers: expected an integer >= 1, got {max_workers!r}")
-        return max_workers
+        return check_int(max_workers, "sweep: max_workers", 1, MAX_JOBS, " (processes at once)")
     return max(1, min(_cpu_count(), npoints))
 
 
