@@ -109,6 +109,8 @@ SMT_SPIN_SLOWDOWN = {
         "for every machine with SMT"
     ),
 }
+#: The clocks (GHz) a model may have, from --ghz or the file.
+MIN_GHZ, MAX_GHZ = 0.1, 10.0
 SMT_NOT_APPLICABLE = {"value": 1, "source": "not applicable: threads_per_core 1 (no SMT siblings)"}
 _CYCLES_RE = re.compile(r"(\d+(?:\.\d+)?) cycles / (\d+(?:\.\d+)?) GHz\s*$")
 _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
@@ -134,9 +136,21 @@ def _ghz_text(ghz: float) -> str:
 
 
 def find_preset(name_or_path: str) -> tuple[Path, dict[str, Any]]:
-    """A machine file by preset name (./cpu_models first, then the installed data) or path."""
+    """A machine file by preset name (./cpu_models first, then the installed data), ``host``
+    (this host's calibrated model, as everywhere else) or path."""
     candidates = []
-    if "/" in name_or_path or name_or_path.endswith(".json"):
+    if not isinstance(name_or_path, str) or not name_or_path.strip():
+        raise InputError(f"machine import: --costs-from {name_or_path!r}: expected a machine preset "
+                         "(see semsim list), 'host' or a machine file")
+    if name_or_path == "host":
+        from .api import host_model_path
+
+        host = Path(host_model_path())
+        if not host.is_file():
+            state = "is not a file" if host.exists() else "does not exist yet: run semsim calibrate"
+            raise InputError(f"machine import: --costs-from host: this host's model {host} {state}")
+        candidates.append(host)
+    elif "/" in name_or_path or name_or_path.endswith(".json"):
         candidates.append(Path(name_or_path))
     else:
         from . import _data
@@ -146,6 +160,8 @@ def find_preset(name_or_path: str) -> tuple[Path, dict[str, Any]]:
         if base is not None:
             candidates.append(base / "cpu_models" / f"{name_or_path}.json")
     for c in candidates:
+        if c.is_dir():
+            raise InputError(f"machine import: --costs-from {name_or_path}: {c} is a directory, not a machine file")
         if c.is_file():
             try:
                 return c, json.loads(c.read_text(encoding="utf-8"))
@@ -246,8 +262,12 @@ class Options:
 def _check_options(o: Options) -> None:
     if o.fmt not in FORMATS:
         raise InputError(f"machine import: --format {o.fmt!r}: allowed: {', '.join(FORMATS)}")
-    if o.ghz is not None and not (math.isfinite(o.ghz) and 0.1 <= o.ghz <= 10):
-        raise InputError(f"machine import: --ghz {o.ghz:g}: must be a clock in GHz between 0.1 and 10")
+    if o.ghz is not None and not (math.isfinite(o.ghz) and MIN_GHZ <= o.ghz <= MAX_GHZ):
+        raise InputError(f"machine import: --ghz {o.ghz:g}: must be a clock in GHz between {MIN_GHZ:g} and "
+                         f"{MAX_GHZ:g}")
+    for flag, text in (("--description", o.description), ("--note", o.note)):
+        if text is not None and not text.strip():
+            raise InputError(f"machine import: {flag}: empty value; expected one line of text (or leave it out)")
     if o.name is not None and not _NAME_RE.match(o.name):
         raise InputError(f"machine import: --name {o.name!r}: must match [a-z0-9][a-z0-9._-]*")
     if not (0 < o.gap < 10):
@@ -281,6 +301,10 @@ def _clock(measured: Measured, o: Options, preset: dict[str, Any], same_machine:
             clock_src = f"assumption: the clock given to semsim machine import (--ghz {ghz:g})"
     elif measured.clock_ghz is not None:
         ghz = measured.clock_ghz
+        if not (math.isfinite(ghz) and MIN_GHZ <= ghz <= MAX_GHZ):
+            raise InputError(f"machine import: {measured.path}: the clock the file states, {ghz:g} GHz "
+                             f"({measured.clock_text}), is not between {MIN_GHZ:g} and {MAX_GHZ:g} GHz: "
+                             "give --ghz")
         if preset_clock.get("value") == ghz and same_machine:
             clock_src = str(preset_clock.get("source"))
             if measured.path.name not in clock_src:  # (regenerating keeps it as it is)
@@ -602,6 +626,30 @@ def import_matrix(path: str | os.PathLike, fmt: str, **options: Any) -> dict[str
     o = Options(fmt=fmt, **options)
     _check_options(o)
     return build_model(read_matrix(path, fmt), o)
+
+
+def check_loads(text: str, shown_as: str | os.PathLike) -> None:
+    """Loads the model ``text`` with the loader ``semsim run`` uses (``semsim.machine_info``
+    on a temporary copy), so that an import never writes a file that runs then refuse;
+    its error is raised as an InputError naming ``shown_as`` (the output or the matrix)."""
+    import tempfile
+
+    from . import api
+
+    shown = os.fspath(shown_as)
+    with tempfile.TemporaryDirectory(prefix="semsim-import-") as tmp:
+        path = Path(tmp) / "model.json"
+        path.write_text(text, encoding="utf-8")
+        try:
+            api.machine_info(str(path))
+        except InputError as exc:
+            message = str(exc)
+            for prefix in (f"{path}: ", f"{path}."):
+                if message.startswith(prefix):
+                    message = message[len(prefix):]
+            message = message.replace(str(path), "the model").replace(tmp, "")
+            raise InputError(f"machine import: the model made from {shown} does not load (nothing written): "
+                             f"{message}") from None
 
 
 def summary(model: dict[str, Any]) -> str:
