@@ -406,11 +406,19 @@ def _measured_seconds(scenario: Mapping[str, Any]) -> float:
         float(scenario.get("duration_ms", 20)) + float(scenario.get("warmup_ms", 2))) / 1000.0
 
 
+def check_scenario(scenario: ScenarioLike, *, sets: Sequence[str] = (), **overrides: Any) -> dict[str, Any]:
+    """What :func:`compare` checks before it runs anything (both sides: the simulation's
+    checks and the native runner's); returns the normalized scenario or raises
+    :class:`InputError`. ``semsim compare`` runs it on every scenario before the first runs."""
+    normalized = load_scenario(scenario, sets=sets, **overrides)
+    load_native_scenario(normalized)  # what the measurement will refuse
+    return normalized
+
+
 def _compare_one(scenario: ScenarioLike, sets: Sequence[str], host_check: bool, status: Status,
                  overrides: Mapping[str, Any], jobs: int | None = None) -> Comparison:
     check_jobs(jobs)  # a bad value fails before anything runs
-    normalized = load_scenario(scenario, sets=sets, **overrides)
-    load_native_scenario(normalized)  # what the measurement will refuse, before anything runs
+    normalized = check_scenario(scenario, sets=sets, **overrides)
     threads = normalized.get("threads")
     npoints = len(threads) if isinstance(threads, list) else 1
     machine = normalized.get("machine")
@@ -460,5 +468,8 @@ def compare(scenario: ScenarioLike | Sequence[ScenarioLike], *, sets: Sequence[s
     """
     status = status_for(progress)
     if isinstance(scenario, (list, tuple)):
+        check_jobs(jobs)
+        for one in scenario:  # every scenario checked before the first is simulated or measured
+            check_scenario(one, sets=sets, **overrides)
         return ComparisonSet([_compare_one(s, sets, host_check, status, overrides, jobs) for s in scenario])
     return _compare_one(scenario, sets, host_check, status, overrides, jobs)
