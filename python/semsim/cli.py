@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import signal
 import sys
@@ -57,6 +58,8 @@ EXIT_USAGE = 2
 EXIT_INTERNAL = 1
 EXIT_HOST = 3
 EXIT_INTERRUPTED = 130
+#: A scenario's longest run, warm-up included (sim/config/scenario.cpp).
+ONE_HOUR_MS = 3.6e6
 
 
 class UsageError(Exception):
@@ -66,6 +69,10 @@ class UsageError(Exception):
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         command = self.prog.split(" ", 1)[1] if " " in self.prog else ""
+        if message.endswith(": expected one argument"):
+            # argparse takes a value that starts with '-' (-1..1) for another flag.
+            flag = message[len("argument "):].split(":", 1)[0].split("/")[-1]
+            message += f" (a value starting with '-' must be attached: {flag}=VALUE)"
         raise UsageError(f"{command}: {message}" if command else message)
 
 
@@ -124,22 +131,46 @@ def _add_jobs(p: argparse.ArgumentParser) -> None:
                         "(default: CPU count; 1: one after the other in this process); the same bytes")
 
 
-def _at_least_one(text: str | None, flag: str, meaning: str = "") -> int | None:
-    """An optional count flag: None (not given) or an integer >= 1, else a one-line error."""
+def _at_least_one(text: str | None, flag: str, meaning: str = "", maximum: int | None = None) -> int | None:
+    """An optional count flag: None (not given) or an integer >= 1 (and at most
+    ``maximum``), else a one-line error."""
     if text is None:
         return None
     try:
         value = int(text)
     except ValueError:
         value = 0
-    if value < 1:
-        raise UsageError(f"{flag} {text!r}: expected an integer >= 1{meaning}")
+    if value < 1 or (maximum is not None and value > maximum):
+        allowed = f"an integer from 1 to {maximum}" if maximum is not None else "an integer >= 1"
+        shown = text if len(text) <= 40 else text[:40] + "..."
+        raise UsageError(f"{flag} {shown!r}: expected {allowed}{meaning}")
     return value
 
 
 def _jobs(text: str | None, flag: str) -> int | None:
-    """A --jobs value: None (the default, CPU count) or an integer >= 1."""
-    return _at_least_one(text, flag, " (runs at once)")
+    """A --jobs value: None (the default, CPU count) or an integer from 1 to api.MAX_JOBS."""
+    return _at_least_one(text, flag, " (runs at once)", api.MAX_JOBS)
+
+
+def _nonempty(value: str | None, flag: str, allowed: str) -> str | None:
+    """A flag's text value: None (not given) or not blank; '' never means the default."""
+    if value is not None and not value.strip():
+        raise UsageError(f"{flag}: empty value; expected {allowed}")
+    return value
+
+
+def _output_file(value: str | None, flag: str) -> str | None:
+    """An output file flag, checked before the work that fills it (None: not given)."""
+    if value is not None:
+        api.check_output_file(value, flag)
+    return value
+
+
+def _output_dir(value: str | None, flag: str) -> str | None:
+    """An output directory flag, checked before the work that fills it."""
+    if value is not None:
+        api.check_output_dir(value, flag)
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -317,11 +348,8 @@ def _write_result(result: api.Result, output: str | None) -> None:
     text = result.to_json()
     if not text.endswith("\n"):
         text += "\n"
-    if output:
-        path = Path(output)
-        if path.parent != Path(""):
-            path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+    if output is not None:
+        api.write_file(output, text, "-o")
     else:
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -339,10 +367,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
         raise UsageError("run: --folded needs --profile")
     if args.corners and not args.uncertainty:
         raise UsageError("run: --corners needs --uncertainty")
+    _output_file(args.output, "run: -o")
+    _output_file(args.folded, "run: --folded")
+    jobs = _jobs(args.jobs, "run: --jobs")
     cli_views.run_trace(args)  # first: a bad --trace fails before the run prints anything
     if args.reference_order:
         api.set_reference_order(True)
-    jobs = _jobs(args.jobs, "run: --jobs")
     result = STATUS.run(f"simulating {Path(str(args.scenario)).name}", api.simulate, args.scenario,
                         sets=args.sets, jobs=jobs, detail=True)
     if args.uncertainty:
@@ -385,6 +415,7 @@ def _say_model(result: api.Result) -> None:
 
 
 def _cmd_native(args: argparse.Namespace) -> int:
+    _output_file(args.output, "native: -o")
     if args.cleanup:
         removed = api.cleanup_native()
         stream = sys.stderr if args.scenario else sys.stdout
@@ -429,8 +460,20 @@ def _compare(source: str, sets: list[str], out_dir: str, jobs: int | None = None
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
+    from .compare import check_scenario
+
     jobs = _jobs(args.jobs, "compare: --jobs")
-    sets = list(args.sets) + ([f"machine={args.machine}"] if args.machine else [])
+    machine = _nonempty(args.machine, "compare: --machine", "a machine preset, 'host' or a model file")
+    sets = list(args.sets) + ([f"machine={json.dumps(machine)}"] if machine is not None else [])
+    _output_dir(args.output, "compare: -o")
+    # Every scenario checked (both sides) before the first is simulated or measured.
+    for source in args.scenario:
+        try:
+            check_scenario(source, sets=sets)
+        except api.InputError as exc:
+            if len(args.scenario) == 1 or str(exc).startswith(source):
+                raise
+            raise api.InputError(f"compare: {source}: {exc}") from None
     if len(args.scenario) == 1:
         _compare(args.scenario[0], sets, args.output, jobs)
         return 0
@@ -483,6 +526,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     # quick calibration made now (a few seconds) into the output directory. host-default
     # describes one particular host and would compare that host with this one.
     jobs = _jobs(args.jobs, "demo: --jobs")
+    _output_dir(args.output, "demo: -o")
     sets = list(args.sets)
     if not any(s.split("=", 1)[0].strip() == "machine" for s in sets):
         if any(m.get("name") == "host" for m in api.catalog().get("machines", [])):
@@ -498,9 +542,22 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def _int_list(text: str, flag: str, words: Sequence[str] = ()) -> list[Any]:
-    """``1,2,4``, ``10..100:10``, ``1..64*2`` (and the given words) to a list."""
+def _int_list(text: str, flag: str, words: Sequence[str] = (), maximum: int | None = None) -> list[Any]:
+    """``1,2,4``, ``10..100:10``, ``1..64*2`` (and the given words) to a list of integers
+    from 1 to ``maximum`` (checked as a range expands: a huge one fails at once)."""
+    from .sweeps import MAX_SWEEP_POINTS
+
     out: list[Any] = []
+
+    def add(value: int) -> None:
+        if value < 1 or (maximum is not None and value > maximum):
+            allowed = f"from 1 to {maximum}" if maximum is not None else ">= 1"
+            raise UsageError(f"sweep: {flag} {text!r}: {value} is out of range; values are integers {allowed}")
+        if len(out) >= MAX_SWEEP_POINTS:
+            raise UsageError(f"sweep: {flag} {text!r}: more than {MAX_SWEEP_POINTS:,} values; a sweep has at most "
+                             f"{MAX_SWEEP_POINTS:,} points")
+        out.append(value)
+
     for item in (part.strip() for part in text.split(",")):
         if item in words:
             out.append(item)
@@ -520,10 +577,10 @@ def _int_list(text: str, flag: str, words: Sequence[str] = ()) -> list[Any]:
                     raise ValueError
                 value = start
                 while value <= stop:
-                    out.append(value)
+                    add(value)
                     value = value * step if geometric else value + step
             else:
-                out.append(int(item))
+                add(int(item))
         except ValueError:
             allowed = "".join(f" or {w!r}" for w in words)
             raise UsageError(
@@ -535,8 +592,10 @@ def _int_list(text: str, flag: str, words: Sequence[str] = ()) -> list[Any]:
     return out
 
 
-def _name_list(values: Sequence[str] | None) -> list[Any] | None:
-    if not values:
+def _name_list(values: Sequence[str] | None, flag: str, allowed: str) -> list[Any] | None:
+    """Comma-separated names (or a JSON object per flag); None when the flag is not given.
+    An empty value or an empty name between commas is refused (never the default)."""
+    if values is None:
         return None
     out: list[Any] = []
     for value in values:
@@ -546,12 +605,11 @@ def _name_list(values: Sequence[str] | None) -> list[Any] | None:
             except ValueError as exc:
                 raise UsageError(f"sweep: kernel object {value!r}: malformed JSON: {exc}") from None
             continue
-        out.extend(part.strip() for part in value.split(",") if part.strip())
-    return out or None
-
-
-def _positive(text: str | None, flag: str) -> int | None:
-    return _at_least_one(text, f"sweep: {flag}")
+        parts = [part.strip() for part in value.split(",")]
+        if not all(parts):
+            raise UsageError(f"sweep: {flag} {value!r}: an empty name; expected comma-separated {allowed}")
+        out.extend(parts)
+    return out
 
 
 def _frame_csv(result: api.Result) -> str:
@@ -566,23 +624,24 @@ def _frame_csv(result: api.Result) -> str:
 def _cmd_sweep(args: argparse.Namespace) -> int:
     from .sweeps import SEMAPHORES_PER_THREAD, sweep
 
-    threads = _int_list(args.threads, "--threads") if args.threads is not None else None
-    semaphores = (_int_list(args.semaphores, "--semaphores", (SEMAPHORES_PER_THREAD,))
+    threads = _int_list(args.threads, "--threads", maximum=api.MAX_THREADS) if args.threads is not None else None
+    semaphores = (_int_list(args.semaphores, "--semaphores", (SEMAPHORES_PER_THREAD,), maximum=api.MAX_SEMAPHORES)
                   if args.semaphores is not None else None)
+    kernels = _name_list(args.kernel, "--kernel", "kernel ids (see semsim list) or one JSON object per flag")
+    machines = _name_list(args.machine, "--machine", "machine presets (see semsim list), 'host' or model files")
+    _output_file(args.output, "sweep: -o")
     executor = args.executor
     if executor not in ("process", "dask") and ":" not in executor:
         raise UsageError(f"sweep: --executor {executor!r}: expected 'process', 'dask' or a Dask scheduler "
                          "address such as tcp://host:8786")
+    repeats = _at_least_one(args.repeats, "sweep: --repeats", " (seeds per point)", api.MAX_REPEATS)
+    workers = _at_least_one(args.workers, "sweep: --workers", " (processes at once)", api.MAX_JOBS)
     result = sweep(
-        args.scenario, sets=args.sets, threads=threads, kernel=_name_list(args.kernel),
-        machine=_name_list(args.machine), semaphores=semaphores, repeats=_positive(args.repeats, "--repeats"),
-        executor=executor, max_workers=_positive(args.workers, "--workers"), progress=not args.no_progress,
+        args.scenario, sets=args.sets, threads=threads, kernel=kernels, machine=machines, semaphores=semaphores,
+        repeats=repeats, executor=executor, max_workers=workers, progress=not args.no_progress,
     )
-    if args.output and args.output.lower().endswith(".csv"):
-        path = Path(args.output)
-        if path.parent != Path(""):
-            path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(_frame_csv(result), encoding="utf-8")
+    if args.output is not None and args.output.lower().endswith(".csv"):
+        api.write_file(args.output, _frame_csv(result), "sweep: -o")
     else:
         _write_result(result, args.output)
     rows = [["threads", "kernel", "machine", "semaphores", "ops/s"]]
@@ -595,7 +654,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def _cmd_calibrate(args: argparse.Namespace) -> int:
-    path = args.output or api.host_model_path()
+    path = _output_file(args.output, "calibrate: -o") or api.host_model_path()
     _calibrate(path, args.quick)
     print(f"wrote {path}")
     return 0
@@ -604,16 +663,27 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
 def _cmd_reproduce(args: argparse.Namespace) -> int:
     from . import reproduce
 
-    if args.duration_ms <= 0 or args.seeds < 1:
-        raise ValueError("reproduce: --duration-ms must be > 0 and --seeds >= 1")
-    only = [x.strip() for x in args.only.split(",")] if args.only else None
     known = [t.name for t in reproduce.TARGETS]
+    if not 1 <= args.seeds <= api.MAX_REPEATS:
+        raise UsageError(f"reproduce: --seeds {args.seeds}: expected an integer from 1 to {api.MAX_REPEATS} "
+                         "(seeds per point)")
+    settings = reproduce.settings_for(args.duration_ms, args.seeds)
+    if not (math.isfinite(args.duration_ms) and args.duration_ms > 0
+            and settings.warmup_ms + settings.duration_ms <= ONE_HOUR_MS):
+        longest = ONE_HOUR_MS / 1.1  # the warm-up is a tenth of the window (at least 0.5 ms)
+        raise UsageError(f"reproduce: --duration-ms {args.duration_ms:.15g}: expected a finite number of simulated "
+                         f"ms > 0 and at most {longest:,.0f} (with its warm-up, a tenth more, at most one hour)")
+    only = None
+    if args.only is not None:
+        only = [x.strip() for x in args.only.split(",")]
+        if not any(only):
+            raise UsageError(f"reproduce: --only {args.only!r}: no target given; allowed: {', '.join(known)}")
     for name in only or []:
         if name not in known:
-            raise ValueError(f"reproduce: --only: unknown target {name!r}; allowed: {', '.join(known)}")
-    settings = reproduce.settings_for(args.duration_ms, args.seeds)
-    start = time.perf_counter()
+            raise UsageError(f"reproduce: --only: unknown target {name!r}; allowed: {', '.join(known)}")
     workers = _jobs(args.workers, "reproduce: --workers")
+    _output_dir(args.output, "reproduce: -o")
+    start = time.perf_counter()
     results = STATUS.run("reproducing the seeds' comparisons", reproduce.reproduce, settings, only, workers,
                          detail=True, **({"uncertainty": True} if args.uncertainty else {}))
     return reproduce.finish(results, args.output, settings, start)
@@ -622,11 +692,12 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
 def _cmd_bench(args: argparse.Namespace) -> int:
     from . import bench
 
-    if args.repeats < 1:
-        raise ValueError("bench: --repeats must be >= 1")
+    if not 1 <= args.repeats <= 100:
+        raise UsageError(f"bench: --repeats {args.repeats}: expected an integer from 1 to 100")
+    _output_file(args.output, "bench: -o")
     report = bench.run(repeats=args.repeats)
-    if args.output:
-        Path(args.output).write_text(json.dumps(report, indent=2) + "\n")
+    if args.output is not None:
+        api.write_file(args.output, json.dumps(report, indent=2) + "\n", "bench: -o")
     return 0
 
 
@@ -699,18 +770,23 @@ def _cmd_machine(args: argparse.Namespace) -> int:
             topology = tuple(int(x) for x in args.topology.split(","))
         except ValueError:
             topology = ()
+    costs_from = _nonempty(args.costs_from, "machine import: --costs-from",
+                           "a machine preset (see semsim list), 'host' or a machine file")
+    _output_file(args.output, "machine import: -o")
     name = args.name
     if name is None and args.output:
         stem = Path(args.output).stem
         name = stem if mi.valid_name(stem) else None
     model = mi.import_matrix(
         args.matrix, args.format, ghz=args.ghz, name=name, description=args.description,
-        costs_from=args.costs_from or mi.DEFAULT_COSTS_FROM, gap=mi.DEFAULT_GAP if args.gap is None else args.gap,
+        costs_from=mi.DEFAULT_COSTS_FROM if costs_from is None else costs_from,
+        gap=mi.DEFAULT_GAP if args.gap is None else args.gap,
         smt=None if args.smt is None else args.smt == "yes", sockets=args.sockets, topology=topology,
         numbering=args.numbering, drop_smt=args.drop_smt, note=args.note)
     text = mi.dump(model)
-    if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
+    mi.check_loads(text, args.matrix)  # the loader `semsim run` uses must take it
+    if args.output is not None:
+        api.write_file(args.output, text, "machine import: -o")
         sys.stderr.write(f"wrote {args.output}: {mi.summary(model)}\n")
     else:
         sys.stdout.write(text)
