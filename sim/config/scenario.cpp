@@ -254,6 +254,8 @@ Json load_json_file(const std::string& path) {
   using config::kMaxJsonFileBytes;
   if (path.empty()) throw InputError("file path: must not be empty");
   if (path.size() > 4096) throw InputError("file path: longer than 4096 characters");
+  if (path.find('\0') != std::string::npos)
+    throw InputError("file path: contains a NUL byte, which no file name can hold");
   // O_NONBLOCK: opening a FIFO must not wait for a writer; only regular files are read.
   const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {

@@ -119,6 +119,15 @@ TEST(MachineFileChecks, AFieldGivenTwiceIsRefusedWithItsPath) {
   EXPECT_NO_THROW(parse_json_text(R"({"a": {"type": 1}, "b": {"type": 2}})", "s.json"));
 }
 
+TEST(MachineFileChecks, APathWithANulByteIsRefusedWhole) {
+  try {
+    load_json_file(std::string("cpu_models/laptop-4\0.json", 25));
+    FAIL() << "a path with a NUL byte was read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("NUL byte"), std::string::npos) << e.what();
+  }
+}
+
 // The fuzzed case: same_die at the l1_hit floor, two tasks on a lock and a
 // wake-up path. Below the floor it was a time-order fault (a release visible
 // before its store issued); at it, the runs end.
