@@ -52,7 +52,7 @@ def test_api_default_jobs_is_the_cpu_count_and_gives_the_one_process_bytes():
 
 @pytest.mark.parametrize("bad", [0, -1, True, 1.5, "2"])
 def test_bad_jobs_is_bad_input(bad):
-    with pytest.raises(semsim.InputError, match="jobs: expected an integer >= 1"):
+    with pytest.raises(semsim.InputError, match="jobs: expected an integer from 1 to 1024"):
         semsim.simulate(DEFAULT_SCENARIO, jobs=bad, duration_ms=0.2)
     with pytest.raises(semsim.InputError, match="jobs"):
         sweeps.simulate_scenarios([semsim.load_scenario(DEFAULT_SCENARIO)], jobs=bad)
@@ -75,7 +75,7 @@ def test_cli_bad_jobs_is_one_line_and_status_2(args, tmp_path):
                        timeout=120)
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1 and "expected an integer >= 1" in lines[0] and "Traceback" not in r.stderr
+    assert len(lines) == 1 and "expected an integer from 1 to 1024" in lines[0] and "Traceback" not in r.stderr
     assert not (tmp_path / "out").exists() and not (tmp_path / "report").exists()  # nothing ran
 
 
