@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import reproduce_locks, reproduce_locktorture, reproduce_swingbench
+from . import reproduce_locks, reproduce_locktorture, reproduce_misses, reproduce_swingbench
 
 # Published figures (seed files in ../shared/seeds/).
 SEED001_THREADS = [10, 20, 30, 40, 50, 60, 70, 80, 90, 100]
@@ -456,6 +456,7 @@ def write_report(results: list[TargetResult], out_dir: Path, settings: Settings)
             lines.append(f"| {c.what} | {c.published} | {c.predicted} | {span} | {inside} | "
                          f"{c.widest or '-'} | {verdict} |")
         lines.append("")
+        lines += reproduce_misses.report_lines([c.what for c in r.checks if c.passed is False])
     path = out_dir / "reproduce.md"
     path.write_text("\n".join(lines))
     # Every scenario behind the tables, replayable with `semsim run`.
@@ -583,7 +584,10 @@ def finish(results: list[TargetResult], out_dir: str, settings: Settings, starte
         inside = sum(1 for c in ranged if c.within)
         print(f"uncertainty: the published value lies in the predicted range for {inside} of {len(ranged)} "
               "checks with a published number", file=sys.stderr)
-    print(f"{passed} checks pass, {missed} miss; report {path} "
+    unknown = sum(1 for r in results for c in r.checks
+                  if c.passed is False and reproduce_misses.why(c.what) is None)
+    known = f" ({missed - unknown} known, {unknown} new)" if missed else ""
+    print(f"{passed} checks pass, {missed} miss{known}; report {path} "
           f"({time.perf_counter() - started:.1f} s)", file=sys.stderr)
     return 0
 
