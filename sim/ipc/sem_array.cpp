@@ -154,8 +154,7 @@ int SemArray::offset_of(Field f, int sem) const {
   return -1;
 }
 
-machine::CacheLine& SemArray::line_at(int byte_offset) {
-  // A vector, not a map: every shared access of the model goes through here.
+machine::CacheLine& SemArray::new_line_at(int byte_offset) {
   const auto index = static_cast<std::size_t>(byte_offset / kCacheLineBytes);
   if (index >= lines_.size()) lines_.resize(index + 1);
   auto& slot = lines_[index];

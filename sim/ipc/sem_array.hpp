@@ -120,7 +120,15 @@ class SemArray {
            int nsems, std::uint64_t seed);
 
   int nsems() const { return static_cast<int>(semval.size()); }
-  machine::CacheLine& line_at(int byte_offset);
+  // Every shared access of the model goes through here: the lookup inline, a
+  // line's first touch out of line.
+  machine::CacheLine& line_at(int byte_offset) {
+    const auto index = static_cast<std::size_t>(byte_offset / kCacheLineBytes);
+    if (index < lines_.size() && lines_[index]) [[likely]]
+      return *lines_[index];
+    return new_line_at(byte_offset);
+  }
+  machine::CacheLine& new_line_at(int byte_offset);
   machine::CacheLine& sem_line(int sem, int field_offset) {
     return line_at(layout.sems + sem * layout.sem_size + field_offset);
   }

@@ -68,7 +68,7 @@ void SemKernel::set_jitter(std::uint64_t seed, double probability, Tick max_dela
   precise_ = true;
 }
 
-SemKernel::TaskState& SemKernel::state_of(Task& t) {
+SemKernel::TaskState& SemKernel::new_state_of(Task& t) {
   const auto id = static_cast<std::size_t>(t.id);
   if (tasks_.size() <= id) tasks_.resize(id + 1);
   if (!tasks_[id]) tasks_[id] = std::make_unique<TaskState>();
@@ -606,7 +606,8 @@ int SemKernel::do_semtimedop(Task& t, std::span<const Sembuf> sops, const Tick* 
   q.undo = undo;
   q.alter = alter;
   const int error = perform_atomic_semop(t, q);
-  WakeList wake;
+  WakeList& wake = st.wake;  // the kernel's on-stack wake_q: the task's own, reused
+  wake.clear();
   if (error <= 0) {
     if (error == 0) {
       InFunc in(t, Func::DoSmartUpdate);

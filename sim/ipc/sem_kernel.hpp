@@ -302,6 +302,7 @@ class SemKernel {
     bool cs_ending = false;     // ends at the first lock release of sem_unlock()
     machine::LoadWindow loads;  // begin_loads(): the loads not waited for yet
     bool loads_open = false;
+    WakeList wake;  // do_semtimedop()'s wake_q (its capacity kept between calls)
   };
   struct ProcessState {
     std::vector<int> semadj;
@@ -309,7 +310,14 @@ class SemKernel {
     machine::CacheLine undo_line{"sem_undo_list / sem_undo"};
   };
 
-  TaskState& state_of(machine::Task& t);
+  // Every model step reads it: the lookup inline, the first one out of line.
+  TaskState& state_of(machine::Task& t) {
+    const auto id = static_cast<std::size_t>(t.id);
+    if (id < tasks_.size() && tasks_[id]) [[likely]]
+      return *tasks_[id];
+    return new_state_of(t);
+  }
+  TaskState& new_state_of(machine::Task& t);
   int syscall(machine::Task& t, int result_if_fast, bool count);
   int do_semtimedop(machine::Task& t, std::span<const Sembuf> sops, const Tick* timeout);
   void ipc_obtain_object_check(machine::Task& t);

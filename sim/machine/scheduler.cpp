@@ -98,14 +98,14 @@ void Scheduler::set_current(int cpu, Task* task) {
 void Scheduler::push_runnable(int cpu, Task& task) {
   const auto c = static_cast<std::size_t>(cpu);
   cpus_[c].runqueue.push_back(&task);
-  if (!task.pinned) ++unpinned_[c];
+  if (!task.pinned) ++unpinned_[c], ++unpinned_total_;
 }
 
 Task* Scheduler::pop_runnable(int cpu) {
   const auto c = static_cast<std::size_t>(cpu);
   Task* task = cpus_[c].runqueue.front();
   cpus_[c].runqueue.pop_front();
-  if (!task->pinned) --unpinned_[c];
+  if (!task->pinned) --unpinned_[c], --unpinned_total_;
   return task;
 }
 
@@ -201,6 +201,8 @@ void Scheduler::pull_for_idle(int cpu, Tick t) {
   // idle_balance() stamps the CPU idle whether or not it then pulls.
   if (topo_.params().migration_cost > 0) state(cpu).idle_stamp = t;
   if (!newidle_allowed(this->cpu(cpu))) return;
+  // No other queue holds an unpinned task (every pinned workload): nothing to pull.
+  if (unpinned_total_ == unpinned_[static_cast<std::size_t>(cpu)]) return;
   const auto movable = [&](const Task* task) { return !task->pinned && !cache_hot(*task, t); };
   // Without a migration cost no task is cache-hot: a queue has a movable task iff it
   // has an unpinned one, and the queues' tasks need not be looked at.
@@ -226,7 +228,7 @@ void Scheduler::pull_for_idle(int cpu, Tick t) {
     if (!movable(*it)) continue;
     Task* pulled = *it;
     q.erase(std::next(it).base());
-    --unpinned_[static_cast<std::size_t>(from)];
+    --unpinned_[static_cast<std::size_t>(from)], --unpinned_total_;
     push_runnable(cpu, *pulled);
     state(cpu).idle_stamp = -1;  // pulled: not idle after all
     return;

@@ -180,10 +180,12 @@ class Scheduler {
   SmtCores smt_;                   // which CPUs are busy when, for their siblings' work
   // Derived state, for speed only (the choices are those of a scan over every CPU): the
   // idle CPUs (current == nullptr) one bit each, so the wake-up's idle search visits only
-  // them, in id order; and per CPU how many queued tasks are unpinned, so newidle
-  // balancing skips a queue with none without looking at its tasks.
+  // them, in id order; and per CPU how many queued tasks are unpinned (and in all), so
+  // newidle balancing skips a queue with none without looking at its tasks, and the
+  // whole scan when no other queue has one.
   std::vector<std::uint64_t> idle_;
   std::vector<std::uint32_t> unpinned_;
+  std::uint64_t unpinned_total_ = 0;
   std::vector<std::uint16_t> core_running_;  // per core: its CPUs with a current task
   Rng rng_;
   Rng jitter_rng_;

@@ -16,21 +16,33 @@ Tick locked_drain(const MachineParams& p) {
 }  // namespace
 
 std::size_t StoreBuffer::pending(Tick now) {
-  while (!entries_.empty() && entries_.front().visible <= now) entries_.pop_front();
-  return entries_.size();
+  while (size_ > 0 && at(0).visible <= now) {
+    head_ = (head_ + 1) & (ring_.size() - 1);
+    --size_;
+  }
+  return size_;
+}
+
+void StoreBuffer::grow() {
+  std::vector<Entry> bigger(ring_.empty() ? 8 : 2 * ring_.size());
+  for (std::size_t i = 0; i < size_; ++i) bigger[i] = at(i);
+  ring_.swap(bigger);
+  head_ = 0;
 }
 
 Tick StoreBuffer::push(const CacheLine* line, Tick arrives) {
   const Tick visible = std::max(arrives, last_visible_);
-  entries_.push_back({line, arrives, visible});
+  if (size_ == ring_.size()) grow();
+  ring_[(head_ + size_) & (ring_.size() - 1)] = {line, arrives, visible};
+  ++size_;
   last_visible_ = visible;
   return visible;
 }
 
 Tick StoreBuffer::line_arrival(const CacheLine* line) const {
   Tick t = 0;
-  for (const Entry& e : entries_)
-    if (e.line == line) t = std::max(t, e.arrives);
+  for (std::size_t i = 0; i < size_; ++i)
+    if (at(i).line == line) t = std::max(t, at(i).arrives);
   return t;
 }
 

@@ -29,7 +29,7 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
+#include <vector>
 
 #include "core/time.hpp"
 
@@ -49,7 +49,7 @@ class StoreBuffer {
   // Drops the stores visible by `now`; returns how many are still pending.
   std::size_t pending(Tick now);
   // The oldest pending store's visibility (call only when pending() > 0).
-  Tick oldest_visible() const { return entries_.front().visible; }
+  Tick oldest_visible() const { return at(0).visible; }
   // Records a store issued with its line arriving at `arrives`; returns its visibility.
   Tick push(const CacheLine* line, Tick arrives);
   // When every buffered store is visible (earlier than now: nothing pending).
@@ -61,7 +61,12 @@ class StoreBuffer {
   Tick locked_done() const { return locked_done_; }
 
  private:
-  std::deque<Entry> entries_;
+  // The pending stores, oldest first: a ring whose size is a power of two, grown
+  // (never shrunk) when full, so a steady stream of stores allocates nothing.
+  const Entry& at(std::size_t i) const { return ring_[(head_ + i) & (ring_.size() - 1)]; }
+  void grow();
+  std::vector<Entry> ring_;
+  std::size_t head_ = 0, size_ = 0;
   Tick last_visible_ = 0;
   Tick locked_done_ = 0;
 };
