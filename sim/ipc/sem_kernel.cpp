@@ -56,6 +56,9 @@ SemKernel::SemKernel(const KernelPolicy& policy, const machine::Topology& topo,
   if (const auto problems = check_policy(policy); !problems.empty())
     throw InputError("kernel." + problems.front().field + ": " + problems.front().what);
   gen_->newary(*this);
+  for (int f = 0; f < kPathFnCount; ++f)
+    path_ticks_[static_cast<std::size_t>(f)] =
+        path_ticks(topo_.params().semop_kernel_path, static_cast<PathFn>(f));
 }
 
 SemKernel::~SemKernel() = default;
@@ -149,7 +152,7 @@ Tick SemKernel::access(Task& t, Field f, machine::CacheLine& line, AccessKind ki
 }
 
 void SemKernel::path(Task& t, PathFn f) {
-  t.charge_private(path_ticks(topo_.params().semop_kernel_path, f));
+  t.charge_private(path_ticks_[static_cast<std::size_t>(f)]);
   if (observer_ != nullptr) observer_->on_path(t, f);
 }
 

@@ -41,6 +41,7 @@
 // the kernels' races open.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -356,6 +357,7 @@ class SemKernel {
   std::unique_ptr<Generation> gen_;
   std::unique_ptr<QueueOps> queues_;
   std::vector<std::unique_ptr<TaskState>> tasks_;  // by task id
+  std::array<Tick, kPathFnCount> path_ticks_{};    // path_ticks() of each function, once
   std::map<int, ProcessState> processes_;          // by process
   KernelObserver* observer_ = nullptr;
   bool precise_ = false;
