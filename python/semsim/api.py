@@ -284,7 +284,11 @@ class Result:
     def from_json(cls, text_or_path: str | os.PathLike) -> Result:
         """Reads a result written by ``semsim run``/``native`` or :meth:`to_json`: JSON
         text (starting with ``{``) or the path of a file holding it."""
-        what = "Result.from_json"
+        return cls.read(text_or_path, "Result.from_json")
+
+    @classmethod
+    def read(cls, text_or_path: Any, what: str) -> Result:
+        """:meth:`from_json` with its errors prefixed by ``what`` (the caller's argument)."""
         if not isinstance(text_or_path, (str, os.PathLike)) or isinstance(os.fspath(text_or_path), bytes):
             raise InputError(f"{what}: expected a result file path or JSON text, not {type(text_or_path).__name__}")
         text = os.fspath(text_or_path)

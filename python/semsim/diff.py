@@ -51,30 +51,7 @@ def _as_result(x: Any, what: str) -> Result:
                              "give two `semsim run` results, or a scenario and two kernels")
         return Result(x)
     if isinstance(x, (str, os.PathLike)):
-        path = Path(os.fspath(x))
-        text = os.fspath(x)
-        if not text.lstrip().startswith("{"):
-            try:
-                if path.is_dir():
-                    raise InputError(f"diff: {what}: {path} is a directory; expected a result file")
-                if not path.is_file():
-                    raise InputError(f"diff: {what}: no such file: {path}")
-                text = path.read_text(encoding="utf-8")
-            except InputError:
-                raise
-            except (OSError, UnicodeDecodeError) as exc:
-                raise InputError(f"diff: {what}: {path}: cannot read it: {getattr(exc, 'strerror', None) or exc}"
-                                 ) from None
-            except ValueError:  # a NUL in the path
-                raise InputError(f"diff: {what}: {text!r}: not a file path (it holds a NUL)") from None
-        try:
-            doc = json.loads(text)
-        except ValueError as exc:
-            raise InputError(f"diff: {what}: not JSON ({exc})") from None
-        if not isinstance(doc, Mapping) or not isinstance(doc.get("points"), list):
-            raise InputError(f"diff: {what}: not a result document (no 'points'); "
-                             "give two `semsim run` results, or a scenario and two kernels")
-        return Result(doc)
+        return Result.read(x, f"diff: {what}")
     raise InputError(f"diff: {what}: expected a result (path, dict or semsim.Result), not {type(x).__name__}")
 
 

@@ -14,23 +14,14 @@
 #include "config/scenario.hpp"
 #include "core/errors.hpp"
 #include "driver/simulate.hpp"
+#include "test_machine_files.hpp"
 
 namespace semsim::config {
 namespace {
 
-const std::string kModels = std::string(SEMSIM_SOURCE_DIR) + "/cpu_models/";
-
-Json model(const std::string& name) { return load_json_file(kModels + name + ".json"); }
-
-// The message of the InputError parsing `doc` raises ("" when it parses).
-std::string error_of(const Json& doc) {
-  try {
-    parse_machine(doc, "m");
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::error_of;
+using testing::kModels;
+using testing::model;
 
 void expect_refused(const Json& doc, const std::string& field, const std::string& what) {
   const std::string msg = error_of(doc);

@@ -10,23 +10,14 @@
 #include "config/machine_config.hpp"
 #include "config/machine_ranges.hpp"
 #include "core/errors.hpp"
+#include "test_machine_files.hpp"
 
 namespace semsim::config {
 namespace {
 
-const std::string kModels = std::string(SEMSIM_SOURCE_DIR) + "/cpu_models/";
-
-Json model(const std::string& name) { return load_json_file(kModels + name + ".json"); }
-
-// The message of the InputError parsing `doc` raises ("" when it parses).
-std::string error_of(const Json& doc) {
-  try {
-    parse_machine(doc, "m");
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::error_of;
+using testing::kModels;
+using testing::model;
 
 Json with_range(Json doc, const std::string& group, const std::string& key, double lo, double hi) {
   doc[group][key]["range"] = {{"low", lo}, {"high", hi}, {"source", "why"}};
