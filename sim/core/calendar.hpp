@@ -26,22 +26,24 @@
 // machine's interrupts would mix the rotation over time, which the presets
 // (no os_noise) do not model: Scenario::start_order shows the other order.
 //
-// A 4-ary min-heap of 16-byte nodes: each node is ONE 128-bit number,
+// A binary min-heap of 16-byte nodes: each node is ONE 128-bit number,
 // (date << 64) | (class << 62) | (seq << 24) | (ref << 2) | kind, class 0 / 1
 // / 2 for a callback / wake / turn and seq 0 for a turn, so an order
-// test is one branch-free comparison and the node is its own payload (ref
+// test is one comparison and the node is its own payload (ref
 // names the task or the callback; the Simulation resolves it). A task has at
 // most one live turn pending (a turn moved earlier, Actor::advance_turn(),
 // leaves its old key behind, stale, and the Simulation skips it), so two equal
 // keys are the same task's turn at one date, and which event comes out is a
-// function of the keys alone, as with any priority queue. The node
-// array is offset by 3 and 64-byte aligned, so the four
-// children of a node fill exactly one cache line, and every slot past the end
-// holds the largest key, so a node's last, partial group of children needs no
-// special case. It is the simulator's hottest path after the fiber switch
-// (every hand-off is one push_pop()), and the sift's cost is its loads: a
-// hand-off brings another task's stack and data into the cache, and half the
-// bytes per node (from 32) keep the heap resident.
+// function of the keys alone, as with any priority queue (so the heap's shape
+// changes no result). Every slot past the end holds the largest key and there
+// are always two of them, so a node's missing right child needs no special case.
+// It is the simulator's hottest path after the fiber switch (every hand-off is
+// one push_pop()). Binary, not 4-ary: on the AMD EPYC guest of 2026-12-06, which
+// runs the simulator at about 7 G instructions a second (bound by instructions,
+// not misses), the 4-ary heap's cache-line groups of children and branch-free
+// tournament cost more instructions than the binary heap's extra levels:
+// ping-pong 1.55 -> 1.41 us of CPU per semop, hysteresis 1.27 -> 1.14, the
+// 256-task osim row 2.13 -> 1.97 (validation/bench-speed.md).
 #pragma once
 
 #include <algorithm>
@@ -70,7 +72,7 @@ class Calendar {
   // refs are below this (4,096 tasks at most; callbacks are pending timers).
   static constexpr std::uint32_t kRefLimit = 1u << 22;
 
-  Calendar() : lines_(1) { clear_line(lines_[0]); }
+  Calendar() = default;
   // For tests: seq (callbacks' and wakes') starts `left` short of its limit,
   // so renumber() runs soon.
   static Calendar near_seq_limit(std::uint64_t left) {
@@ -84,7 +86,7 @@ class Calendar {
   // Date of the earliest event (kNever if none).
   Tick earliest() const { return size_ == 0 ? kNever : date_of(at(0)); }
   void push(const Event& e) {
-    if (((size_ + 3) >> 2) + 1 >= lines_.size()) grow();
+    if (size_ + 2 >= keys_.size()) grow();  // two empty slots stay past the end
     sift_up(size_++, key(e));
   }
   Event pop() {
@@ -113,21 +115,9 @@ class Calendar {
   static constexpr std::uint64_t kSeqLimit = std::uint64_t{1} << (kClassShift - kSeqShift);
   static constexpr std::uint64_t kTurnClass = std::uint64_t{2} << kClassShift;
   static constexpr std::uint64_t kWakeClass = std::uint64_t{1} << kClassShift;
-  struct alignas(64) Line {
-    Key k[4];
-  };
-
-  static void clear_line(Line& l) { std::fill(std::begin(l.k), std::end(l.k), kEmpty); }
-  // Node j of the heap lives at position j + 3: the children 4j+1..4j+4 of
-  // node j are then positions 4(j+1)..4(j+1)+3, line j+1.
-  Key& at(std::size_t j) {
-    const std::size_t p = j + 3;
-    return lines_[p >> 2].k[p & 3];
-  }
-  const Key& at(std::size_t j) const {
-    const std::size_t p = j + 3;
-    return lines_[p >> 2].k[p & 3];
-  }
+  // Node j at keys_[j], its children at 2j + 1 and 2j + 2.
+  Key& at(std::size_t j) { return keys_[j]; }
+  const Key& at(std::size_t j) const { return keys_[j]; }
   static Tick date_of(Key k) { return static_cast<Tick>(static_cast<std::uint64_t>(k >> 64)); }
   static Event event(Key k) {
     const auto low = static_cast<std::uint64_t>(k);
@@ -166,48 +156,33 @@ class Calendar {
     }
     seq_ = seq;
   }
-  void grow() {
-    const std::size_t old = lines_.size();
-    lines_.resize(2 * old);
-    for (std::size_t l = old; l < lines_.size(); ++l) clear_line(lines_[l]);
-  }
+  void grow() { keys_.resize(2 * keys_.size(), kEmpty); }
   void sift_up(std::size_t i, Key n) {
     while (i > 0) {
-      const std::size_t parent = (i - 1) / 4;
-      if (!(n < at(parent))) break;
-      at(i) = at(parent);
+      const std::size_t parent = (i - 1) / 2;
+      if (!(n < keys_[parent])) break;
+      keys_[i] = keys_[parent];
       i = parent;
     }
-    at(i) = n;
+    keys_[i] = n;
   }
-  // Place n from the root down (the root's old node is overwritten). The
-  // smallest of four children is picked by a tournament of masks, not of
-  // branches or ternaries (which the compiler turned into branches): which
-  // child wins is data, and a mispredicted branch per level cost more than the
-  // whole comparison. Empty slots hold kEmpty and never win.
-  static Key pick(bool second, Key x, Key y) { return x ^ ((x ^ y) & (Key{0} - second)); }
   void sift_down(Key n) {
     std::size_t i = 0;
-    while (4 * i + 1 < size_) {
-      const Key* c = lines_[i + 1].k;
-      const Key k0 = c[0], k1 = c[1], k2 = c[2], k3 = c[3];
-      const bool a = k1 < k0, b = k3 < k2;
-      const Key m01 = pick(a, k0, k1), m23 = pick(b, k2, k3);
-      const bool d = m23 < m01;
-      const Key best_key = pick(d, m01, m23);
-      // a, b, d as 0/1: child 2d + (d ? b : a).
-      const std::size_t lo = static_cast<std::size_t>(a) ^
-                             ((static_cast<std::size_t>(a) ^ static_cast<std::size_t>(b)) &
-                              (std::size_t{0} - static_cast<std::size_t>(d)));
-      const std::size_t best = 4 * i + 1 + 2 * static_cast<std::size_t>(d) + lo;
-      if (!(best_key < n)) break;
-      at(i) = best_key;
-      i = best;
+    for (;;) {
+      std::size_t c = 2 * i + 1;
+      if (c >= size_) break;
+      const Key a = keys_[c], b = keys_[c + 1];
+      const bool right = b < a;
+      const Key best = right ? b : a;
+      c += right;
+      if (!(best < n)) break;
+      keys_[i] = best;
+      i = c;
     }
-    at(i) = n;
+    keys_[i] = n;
   }
 
-  std::vector<Line> lines_;
+  std::vector<Key> keys_ = std::vector<Key>(64, kEmpty);  // past size_: kEmpty
   std::size_t size_ = 0;
   std::uint64_t seq_ = 0;
 };
