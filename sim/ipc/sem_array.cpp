@@ -67,6 +67,12 @@ SemArray::SemArray(const KernelPolicy& p, const ArrayLayout& l, const machine::T
       pending_const(static_cast<std::size_t>(n)),
       line_spinning_(topo.params().kernel_line_spinning),
       line_contention_(topo.params().kernel_line_contention) {
+  for (std::size_t i = 0; i < kFields; ++i) {
+    const auto f = static_cast<Field>(i);
+    field_offsets_[i] = offset_of_field(f, 0);
+    per_sem_[i] =
+        f == Field::SemVal || f == Field::SemLock || f == Field::SemPending || f == Field::SemOtime;
+  }
   // Name the array lines after the fields on them, for the hottest-lines report.
   auto name = [&](int off, const char* field) {
     if (off < 0) return;
@@ -112,7 +118,7 @@ SemArray::SemArray(const KernelPolicy& p, const ArrayLayout& l, const machine::T
   }
 }
 
-int SemArray::offset_of(Field f, int sem) const {
+int SemArray::offset_of_field(Field f, int sem) const {
   const auto in_sem = [&](int off) {
     return off < 0 ? -1 : layout.sems + sem * layout.sem_size + off;
   };

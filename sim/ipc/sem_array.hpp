@@ -20,6 +20,7 @@
 //  it for reading beside its semaphore's lock, every other path for writing.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <list>
 #include <map>
@@ -134,7 +135,13 @@ class SemArray {
   }
   // The byte offset of a field of the array or of semaphore `sem`; -1 if the
   // layout has no such field.
-  int offset_of(Field f, int sem = 0) const;
+  // Every modelled access asks: read from a table made once per array (a field
+  // of semaphore `sem` is its offset in semaphore 0 plus sem * sem_size).
+  int offset_of(Field f, int sem = 0) const {
+    const auto i = static_cast<std::size_t>(f);
+    const int off = field_offsets_[i];
+    return off < 0 || !per_sem_[i] ? off : off + sem * layout.sem_size;
+  }
   // Every distinct line, in address order, for the per-line report.
   std::vector<const machine::CacheLine*> lines() const;
 
@@ -158,8 +165,14 @@ class SemArray {
   SemList global_alter, global_const;                 // the array's
 
  private:
-  bool line_spinning_;                                      // the machine's kernel_line_spinning
-  bool line_contention_;                                    // the machine's kernel_line_contention
+  bool line_spinning_;    // the machine's kernel_line_spinning
+  bool line_contention_;  // the machine's kernel_line_contention
+  // offset_of()'s table: offset_of_field(f, 0) for every field, and whether
+  // the field is one of each semaphore.
+  static constexpr std::size_t kFields = static_cast<std::size_t>(Field::Barrier) + 1;
+  int offset_of_field(Field f, int sem) const;  // the layout's rule
+  std::array<int, kFields> field_offsets_{};
+  std::array<bool, kFields> per_sem_{};
   std::vector<std::unique_ptr<machine::CacheLine>> lines_;  // by line index; null: never touched
 };
 
