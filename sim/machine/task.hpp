@@ -330,7 +330,13 @@ struct Task {
   // of its own date, which leaves out the part past it.
   void account(Func f, Tick d) {
     record(f, d);
-    owed_work.push_back({f, cursor, d});
+    // Work that continues the last piece, in the same function, extends it:
+    // time_at() cuts one piece at any date exactly as it cuts the two.
+    if (!owed_work.empty() && owed_work.back().func == f &&
+        owed_work.back().start + owed_work.back().d == cursor)
+      owed_work.back().d += d;
+    else
+      owed_work.push_back({f, cursor, d});
     cursor += d;
     if (!owe_turns) keep_order();
   }
