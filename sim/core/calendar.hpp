@@ -84,26 +84,26 @@ class Calendar {
   bool empty() const { return size_ == 0; }
   std::size_t size() const { return size_; }
   // Date of the earliest event (kNever if none).
-  Tick earliest() const { return size_ == 0 ? kNever : date_of(at(0)); }
+  Tick earliest() const { return size_ == 0 ? kNever : date_of(keys_[0]); }
   void push(const Event& e) {
     if (size_ + 2 >= keys_.size()) grow();  // two empty slots stay past the end
     sift_up(size_++, key(e));
   }
   Event pop() {
-    const Key out = at(0);
-    const Key last = at(--size_);
-    at(size_) = kEmpty;
+    const Key out = keys_[0];
+    const Key last = keys_[--size_];
+    keys_[size_] = kEmpty;
     if (size_ > 0) sift_down(last);
     return event(out);
   }
   // The earliest event (the calendar must not be empty).
-  Event top() const { return event(at(0)); }
+  Event top() const { return event(keys_[0]); }
   // push(e) then pop() in one pass: e itself if it is the earliest, else the
   // earliest event, with e taking its place (one sift instead of two).
   Event push_pop(const Event& e) {
     const Key k = key(e);
-    if (size_ == 0 || k < at(0)) return event(k);
-    const Key out = at(0);
+    if (size_ == 0 || k < keys_[0]) return event(k);
+    const Key out = keys_[0];
     sift_down(k);
     return event(out);
   }
@@ -115,9 +115,6 @@ class Calendar {
   static constexpr std::uint64_t kSeqLimit = std::uint64_t{1} << (kClassShift - kSeqShift);
   static constexpr std::uint64_t kTurnClass = std::uint64_t{2} << kClassShift;
   static constexpr std::uint64_t kWakeClass = std::uint64_t{1} << kClassShift;
-  // Node j at keys_[j], its children at 2j + 1 and 2j + 2.
-  Key& at(std::size_t j) { return keys_[j]; }
-  const Key& at(std::size_t j) const { return keys_[j]; }
   static Tick date_of(Key k) { return static_cast<Tick>(static_cast<std::uint64_t>(k >> 64)); }
   static Event event(Key k) {
     const auto low = static_cast<std::uint64_t>(k);
@@ -142,17 +139,18 @@ class Calendar {
   void renumber() {
     std::vector<Key> keys;
     keys.reserve(size_);
-    for (std::size_t j = 0; j < size_; ++j) keys.push_back(at(j));
+    for (std::size_t j = 0; j < size_; ++j) keys.push_back(keys_[j]);
     std::sort(keys.begin(), keys.end());
     constexpr std::uint64_t kPayload = (std::uint64_t{1} << kSeqShift) - 1;
     std::uint64_t seq = 0;
     for (std::size_t j = 0; j < size_; ++j) {
       const auto low = static_cast<std::uint64_t>(keys[j]);
       if ((low & kTurnClass) != 0) {
-        at(j) = keys[j];
+        keys_[j] = keys[j];
         continue;
       }
-      at(j) = (keys[j] >> 64 << 64) | (low & kWakeClass) | (seq++ << kSeqShift) | (low & kPayload);
+      keys_[j] =
+          (keys[j] >> 64 << 64) | (low & kWakeClass) | (seq++ << kSeqShift) | (low & kPayload);
     }
     seq_ = seq;
   }
@@ -182,7 +180,8 @@ class Calendar {
     keys_[i] = n;
   }
 
-  std::vector<Key> keys_ = std::vector<Key>(64, kEmpty);  // past size_: kEmpty
+  // Node j at keys_[j], its children at 2j + 1 and 2j + 2; past size_: kEmpty.
+  std::vector<Key> keys_ = std::vector<Key>(64, kEmpty);
   std::size_t size_ = 0;
   std::uint64_t seq_ = 0;
 };

@@ -55,10 +55,22 @@ Json point_run_length(const std::vector<Json>& runs, const std::vector<std::size
     for (std::size_t d : distinct) lengths.push_back(runs[d]["run_length"]);
     return report::pooled_run_length(lengths);
   }
-  // A run to completion: the interval of its replications' ops_per_s.
+  // A run to completion: the interval of its replications' ops_per_s, and the
+  // simulated time of the runs really simulated (copies took none).
   std::vector<double> rates;
   for (std::size_t d : distinct) rates.push_back(runs[d]["ops_per_s"].get<double>());
-  return report::replication_run_length(rates, precision, runs.size() > 1 && distinct.size() == 1);
+  Json j =
+      report::replication_run_length(rates, precision, runs.size() > 1 && distinct.size() == 1);
+  double simulated = 0;
+  Json simulated_runs = Json::array();
+  for (std::size_t d : distinct) {
+    const double ms = runs[d]["run_length"].value("simulated_ms", 0.0);
+    simulated += ms;
+    simulated_runs.push_back(ms);
+  }
+  j["simulated_ms"] = simulated;
+  j["simulated_ms_runs"] = simulated_runs;
+  return j;
 }
 
 }  // namespace
@@ -98,19 +110,8 @@ Json assemble(const Scenario& scenario, const config::MachineParams& machine,
       mean += runs[d]["ops_per_s"].get<double>() / static_cast<double>(distinct.size());
     point["ops_per_s"] = mean;
     point["run_length"] = point_run_length(runs, distinct, scenario.precision);
-    if (!point["run_length"]["applicable"].get<bool>()) {
+    if (!point["run_length"]["applicable"].get<bool>())
       point["run_length"]["runs_not_needed"] = not_needed;
-      // The simulated time of the runs really simulated (copies took none).
-      double simulated = 0;
-      Json simulated_runs = Json::array();
-      for (std::size_t d : distinct) {
-        const double ms = runs[d]["run_length"].value("simulated_ms", 0.0);
-        simulated += ms;
-        simulated_runs.push_back(ms);
-      }
-      point["run_length"]["simulated_ms"] = simulated;
-      point["run_length"]["simulated_ms_runs"] = simulated_runs;
-    }
     Json all = Json::array();
     for (const auto& run : runs) all.push_back(run["ops_per_s"]);
     point["threads"] = threads;

@@ -549,30 +549,10 @@ Json pooled_run_length(const std::vector<Json>& runs) {
   return j;
 }
 
-namespace {
-
-struct ReplicationInterval {
-  double mean = 0, se = 0, half = 0;
-};
-
-ReplicationInterval replication_interval(const std::vector<double>& rates) {
-  const auto r = static_cast<int>(rates.size());
-  ReplicationInterval i;
-  for (double x : rates) i.mean += x / r;
-  if (r < 2) return i;
-  double ss = 0;
-  for (double x : rates) ss += (x - i.mean) * (x - i.mean);
-  i.se = std::sqrt(ss / (r - 1)) / std::sqrt(r);
-  i.half = student_t975(r - 1) * i.se;
-  return i;
-}
-
-}  // namespace
-
 Json replication_run_length(const std::vector<double>& rates, double precision, bool seed_free) {
   const auto r = static_cast<int>(rates.size());
-  const ReplicationInterval interval = replication_interval(rates);
-  const double mean = interval.mean;
+  double mean = 0;
+  for (double x : rates) mean += x / r;
   Json j;
   j["applicable"] = false;
   j["precision"] = precision;
@@ -582,8 +562,10 @@ Json replication_run_length(const std::vector<double>& rates, double precision, 
   j["seed_free"] = seed_free;
   j["rate_per_s"] = mean;
   if (seed_free || r >= 2) {
-    const double se = interval.se;
-    const double half = interval.half;
+    double ss = 0;
+    for (double x : rates) ss += (x - mean) * (x - mean);
+    const double se = r >= 2 ? std::sqrt(ss / (r - 1)) / std::sqrt(r) : 0.0;
+    const double half = r >= 2 ? student_t975(r - 1) * se : 0.0;
     j["ci95_per_s"] = {mean - half, mean + half};
     j["half_width_rel"] = mean > 0 ? half / mean : 0.0;
     j["std_error_per_s"] = se;
