@@ -153,6 +153,7 @@ Json run_once(const Scenario& scenario, const config::MachineParams& machine,
                             {},
                             {}};
 
+  sched.expect_tasks(ntasks);
   std::deque<machine::Task> tasks;  // stable addresses
   const std::vector<int> processes = w.task_processes(ntasks);
   const std::vector<Tick> start_at = start_dates(scenario.start_order, w, threads, ntasks, seed);

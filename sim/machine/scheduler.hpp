@@ -112,10 +112,22 @@ class Scheduler {
   // First placement: runs now, or waits in the run queue. The caller is the
   // task's own actor.
   void start(Task& task);
+  // How many tasks the run has (each calls start() once): until every one has
+  // started, and without this call, no CPU counts as its task's alone.
+  void expect_tasks(int n) { expected_ = n; }
   // A preemption point (no spinlock held): yields the CPU if another task is
   // waiting for it and either the slice is used up or a wake-up asked for it
-  // (wakeup_preemption).
+  // (wakeup_preemption). A task alone on its CPU (alone_on()) passes it without
+  // a turn: nothing another task does can queue a task there, so there is
+  // nothing to read at its date.
   void maybe_preempt(Task& task);
+  // Is `cpu` the home of exactly one task, pinned, with every task started and
+  // none unpinned? Then only that task ever runs there, its run queue stays
+  // empty, and no wake-up marks it for preemption or posts it an IPI.
+  bool alone_on(int cpu) const {
+    return started_ == expected_ && unpinned_tasks_ == 0 &&
+           pinned_on_[static_cast<std::size_t>(cpu)] == 1;
+  }
   // The task blocks (schedule() from a sleeping semop); returns when it has
   // been woken and runs again, with its cursor at that date. If it was woken
   // before it got here (it was still running), returns at once.
@@ -187,6 +199,10 @@ class Scheduler {
   std::vector<std::uint32_t> unpinned_;
   std::uint64_t unpinned_total_ = 0;
   std::vector<std::uint16_t> core_running_;  // per core: its CPUs with a current task
+  // For alone_on(): tasks started, tasks expected (-1: not said), pinned tasks
+  // per home CPU and unpinned tasks, as start() found them.
+  int started_ = 0, expected_ = -1, unpinned_tasks_ = 0;
+  std::vector<int> pinned_on_;
   Rng rng_;
   Rng jitter_rng_;
 };

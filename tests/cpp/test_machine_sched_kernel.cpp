@@ -101,6 +101,42 @@ RemoteWake remote_wake(const config::MachineParams& params) {
   return out;
 }
 
+// Scheduler::alone_on(): a CPU whose preemption points need no turn is the home of
+// exactly one pinned task, once every expected task has started and none is unpinned.
+TEST(MachineSchedKernel, ACpuIsItsTaskAloneOnlyWhenNoOtherTaskCanEverQueueThere) {
+  const auto check = [](std::vector<std::pair<int, bool>> homes, int expected,
+                        std::vector<bool> want) {
+    machine::Topology topo(base_machine(4));
+    Scheduler sched(topo);
+    if (expected >= 0) sched.expect_tasks(expected);
+    machine_test::TaskSet set;
+    std::vector<bool> before, after;
+    for (const auto& [cpu, pinned] : homes)
+      set.add(
+          cpu,
+          [&](Task& t) {
+            if (t.id == 0)
+              for (int c = 0; c < 4; ++c) before.push_back(sched.alone_on(c));
+            sched.start(t);
+            t.charge(ns_to_ticks(100));
+            if (t.id == 0)
+              for (int c = 0; c < 4; ++c) after.push_back(sched.alone_on(c));
+            sched.exit(t);
+          },
+          pinned);
+    set.sim.run();
+    EXPECT_EQ(before, std::vector<bool>(4, false));  // not every task has started yet
+    EXPECT_EQ(after, want);
+  };
+  // CPU 0 and 2 each the home of one pinned task, CPU 1 of two, CPU 3 of none.
+  const std::vector<std::pair<int, bool>> homes = {{0, true}, {1, true}, {1, true}, {2, true}};
+  check(homes, 4, {true, false, true, false});
+  check(homes, -1, {false, false, false, false});  // the task count not given
+  check(homes, 5, {false, false, false, false});   // one task has not started
+  // An unpinned task may be placed, woken or pulled anywhere.
+  check({{0, true}, {2, false}}, 2, {false, false, false, false});
+}
+
 TEST(MachineSchedKernel, ACrossLlcWakeChargesTheBusyTargetTheIpiASameLlcOneDoesNot) {
   const Tick ipi = ns_to_ticks(3000), hold = ns_to_ticks(400);
   for (bool cross : {true, false}) {

@@ -328,5 +328,30 @@ TEST(TimeOrder, FastPathMatchesReferenceModeWithKernelLineSpinning) {
   std::filesystem::remove(file);
 }
 
+// Preemption points with queued tasks (time slices that run out, wake-ups that
+// preempt) next to CPUs whose only task passes them without a turn
+// (Scheduler::alone_on(), which reference mode does not use): 8 pinned tasks on
+// 3 of 4 CPUs' worth of homes and short slices, so that both kinds of CPU occur.
+TEST(TimeOrder, FastPathMatchesReferenceModeAtPreemptionPoints) {
+  Json machine = load_file(std::filesystem::path(SEMSIM_SOURCE_DIR) / "cpu_models/laptop-4.json");
+  machine["costs_ns"]["time_slice"] = {{"value", 2000}, {"source", "test: short slices"}};
+  const auto file = std::filesystem::temp_directory_path() /
+                    ("semsim-short-slices-" + std::to_string(::getpid()) + ".json");
+  std::ofstream(file) << machine.dump();
+  for (const char* kernel : {"global_lock", "hysteresis"}) {
+    for (int threads : {4, 7, 64}) {
+      Json doc = Json::parse(R"({
+        "name": "slices", "workload": {"type": "semop-multi", "semaphores": 4, "pattern": "stride"},
+        "duration_ms": 0.1, "warmup_ms": 0.02, "seed": 2, "repeats": 1})");
+      doc["machine"] = file.string();
+      doc["kernel"] = kernel;
+      doc["threads"] = threads;
+      EXPECT_EQ(simulate_bytes(doc, false), simulate_bytes(doc, true))
+          << kernel << " " << threads << " threads";
+    }
+  }
+  std::filesystem::remove(file);
+}
+
 }  // namespace
 }  // namespace semsim
