@@ -19,7 +19,10 @@
 // (advance_private()) touch nothing another task reads, so the turn at their end
 // is owed instead of taken, and paid (pay_turn()) before the task's next shared
 // step: every cache-line request (issue_load/issue_store/issue_rmw), every lock
-// and scheduler entry, sync(), and any charge or wait taken the ordinary way.
+// and scheduler entry, sync(), and any charge or wait taken the ordinary way. (A
+// preemption point of a task alone on its CPU is not a shared step: no other task
+// can queue there, so it reads nothing another task writes; machine/scheduler.hpp,
+// Scheduler::alone_on().)
 // Rules that keep this exact:
 //   - Every shared resource is still served at the request's date in date order:
 //     a request pays the turn first, so it runs after every earlier event.
