@@ -46,10 +46,13 @@ class IpiQueue {
   // An IPI arriving at `at` whose handler takes `cost` (dates never decrease).
   void post(Tick at, Tick cost) {
     pending_.push_back({at, cost});
+    ++size_;
     ++posted_;
   }
   // The IPIs posted so far are the running task's to pay (its turn, see the header).
-  void take() { payable_ = pending_.size(); }
+  // Every turn of every task calls it: a count, not the deque's size() (a few
+  // subtractions of its node pointers, measurable there).
+  void take() { payable_ = size_; }
   // Work of length d from `from`: the handlers of the IPIs that arrive before it is
   // done (each pushes the end later; any that arrived earlier and are unpaid too).
   Tick during_work(Tick from, Tick d) {
@@ -76,11 +79,12 @@ class IpiQueue {
   // The CPU goes idle: its idle loop handles what is left (no task pays).
   void drop() {
     pending_.clear();
+    size_ = 0;
     payable_ = 0;
   }
   std::uint64_t posted() const { return posted_; }
   // Posted and not yet paid; of those, the running task's to pay.
-  std::size_t pending() const { return pending_.size(); }
+  std::size_t pending() const { return size_; }
   std::size_t payable() const { return payable_; }
 
  private:
@@ -89,9 +93,11 @@ class IpiQueue {
   };
   void pop() {
     pending_.pop_front();
+    --size_;
     --payable_;
   }
   std::deque<Ipi> pending_;  // in posting order, which is date order
+  std::size_t size_ = 0;     // pending_.size()
   std::size_t payable_ = 0;  // the first payable_ of pending_ (take())
   std::uint64_t posted_ = 0;
 };
