@@ -3,10 +3,8 @@
 // and no transfer is faster than an L1 hit. Each refusal is one InputError
 // naming the field; a file at the limit runs without a time-order fault.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 #include <string>
 
 #include "config/json_fields.hpp"
@@ -21,6 +19,7 @@ namespace {
 
 using testing::error_of;
 using testing::kModels;
+using testing::MachineFile;
 using testing::model;
 
 void expect_refused(const Json& doc, const std::string& field, const std::string& what) {
@@ -127,19 +126,16 @@ TEST(MachineFileChecks, TransfersAtTheL1FloorRunInTimeOrder) {
   const Json l1 = doc["costs_ns"]["l1_hit"]["value"];
   doc["latency_ns"]["same_die"]["value"] = l1;
   doc["latency_ns"]["smt"]["value"] = l1;
-  const auto file = std::filesystem::temp_directory_path() /
-                    ("semsim-l1-floor-" + std::to_string(::getpid()) + ".json");
-  std::ofstream(file) << doc.dump();
+  const MachineFile file(doc, "l1-floor");
   for (const char* workload :
        {R"({"type": "semop-multi", "semaphores": 2})", R"({"type": "sem-scalebench", "mode": 2})",
         R"({"type": "locktorture"})"}) {
     Json s = Json::parse(R"({"name": "floor", "kernel": "hysteresis", "threads": [2, 4],
         "duration_ms": 0.5, "warmup_ms": 0.1, "seed": 1, "repeats": 1})");
-    s["machine"] = file.string();
+    s["machine"] = file.path();
     s["workload"] = Json::parse(workload);
     EXPECT_NO_THROW(driver::simulate(parse_scenario(s))) << workload;
   }
-  std::filesystem::remove(file);
 }
 
 }  // namespace

@@ -4,10 +4,7 @@
 // machine/cache_line.hpp. Every expected figure is derived in the comment
 // before the run, from the transfers the protocol makes.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <filesystem>
-#include <fstream>
 #include <set>
 
 #include "config/scenario.hpp"
@@ -15,6 +12,7 @@
 #include "machine/cache_line.hpp"
 #include "machine/rwlock.hpp"
 #include "machine/spinlock.hpp"
+#include "test_machine_files.hpp"
 #include "test_machine_harness.hpp"
 
 namespace semsim {
@@ -270,12 +268,9 @@ TEST(KernelLineSpinning, AWaitingWriterReReadsAfterEveryReadersRmw) {
 // 2.25 -> 2.17 M, global_lock 370 k -> 309 k.
 // Bounds: per_sem_lock at least 10 % lower; rwlock within 15 %, global_lock 20 %.
 TEST(KernelLineSpinning, OnXeon24PerSemComesDownAndTheRwlockStaysBoundByItsWord) {
-  Json machine;
-  std::ifstream(std::filesystem::path(SEMSIM_SOURCE_DIR) / "cpu_models/xeon-24.json") >> machine;
+  Json machine = config::testing::model("xeon-24");
   machine["kernel_line_spinning"] = {{"value", true}, {"source", "test"}};
-  const auto file = std::filesystem::temp_directory_path() /
-                    ("semsim-xeon24-spinning-" + std::to_string(::getpid()) + ".json");
-  std::ofstream(file) << machine.dump();
+  const config::testing::MachineFile file(machine, "xeon24-spinning");
   auto ops = [&](const std::string& m, const char* kernel) {
     Json doc = Json::parse(R"({
       "name": "seed001", "workload": {"type": "semop-multi", "semaphores": 20, "pattern": "stride"},
@@ -284,10 +279,9 @@ TEST(KernelLineSpinning, OnXeon24PerSemComesDownAndTheRwlockStaysBoundByItsWord)
     doc["kernel"] = kernel;
     return driver::simulate(parse_scenario(doc))["points"][0]["ops_per_s"].get<double>();
   };
-  EXPECT_LT(ops(file.string(), "per_sem_lock"), 0.9 * ops("xeon-24", "per_sem_lock"));
-  EXPECT_NEAR(ops(file.string(), "rwlock") / ops("xeon-24", "rwlock"), 1.0, 0.15);
-  EXPECT_NEAR(ops(file.string(), "global_lock") / ops("xeon-24", "global_lock"), 1.0, 0.2);
-  std::filesystem::remove(file);
+  EXPECT_LT(ops(file.path(), "per_sem_lock"), 0.9 * ops("xeon-24", "per_sem_lock"));
+  EXPECT_NEAR(ops(file.path(), "rwlock") / ops("xeon-24", "rwlock"), 1.0, 0.15);
+  EXPECT_NEAR(ops(file.path(), "global_lock") / ops("xeon-24", "global_lock"), 1.0, 0.2);
 }
 
 // --- The line mechanisms (cache_line.hpp), on the line alone ----------------

@@ -6,12 +6,9 @@
 // mode with every line quiet (read-ahead wherever it is allowed).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <deque>
-#include <filesystem>
-#include <fstream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,6 +24,7 @@
 #include "machine/ipi_queue.hpp"
 #include "machine/store_buffer.hpp"
 #include "machine/task.hpp"
+#include "test_machine_files.hpp"
 #include "test_reference_order.hpp"
 
 namespace semsim {
@@ -41,7 +39,6 @@ struct EveryLineQuiet {
   ~EveryLineQuiet() { machine::set_quiet_reads(machine::kQuietReads); }
 };
 
-using test_reference::load_file;
 using test_reference::simulate_bytes;
 
 // Task 0 owes 2 us of private work, then loads a line it shares (a hit);
@@ -214,16 +211,14 @@ TEST(ReadAhead, MatchesReferenceModeOnEveryGenerationAndWorkload) {
 // lines of 64 CPUs, OS noise and wake-up jitter (box-64), with and without the
 // kernel's line spinning.
 TEST(ReadAhead, MatchesReferenceModeOnManyCores) {
-  Json spinning = load_file(std::filesystem::path(SEMSIM_SOURCE_DIR) / "cpu_models/box-64.json");
+  Json spinning = config::testing::model("box-64");
   spinning["kernel_line_spinning"] = {{"value", true}, {"source", "test"}};
-  const auto file = std::filesystem::temp_directory_path() /
-                    ("semsim-read-ahead-" + std::to_string(::getpid()) + ".json");
-  std::ofstream(file) << spinning.dump();
+  const config::testing::MachineFile file(spinning, "read-ahead");
   for (bool every_line : {false, true}) {
     std::optional<EveryLineQuiet> quiet;
     if (every_line) quiet.emplace();
     const auto reads_before = machine::read_aheads();
-    for (const std::string& machine : {std::string("box-64"), file.string()})
+    for (const std::string& machine : {std::string("box-64"), file.path()})
       for (const char* kernel : {"global_lock", "per_sem_lock_rc", "hysteresis"}) {
         Json doc = Json::parse(R"({
           "name": "many",
@@ -238,7 +233,6 @@ TEST(ReadAhead, MatchesReferenceModeOnManyCores) {
       EXPECT_GT(machine::read_aheads(), reads_before + 1000);
     }
   }
-  std::filesystem::remove(file);
 }
 
 // Sleepers woken across LLCs on box-64: the wakers' IPIs land on CPUs whose

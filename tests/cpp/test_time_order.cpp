@@ -4,12 +4,9 @@
 // calendar) on every generation, every shipped workload and oversubscription.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <deque>
-#include <filesystem>
-#include <fstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,6 +20,7 @@
 #include "machine/cache_line.hpp"
 #include "machine/store_buffer.hpp"
 #include "machine/task.hpp"
+#include "test_machine_files.hpp"
 #include "test_reference_order.hpp"
 
 namespace semsim {
@@ -31,7 +29,6 @@ namespace {
 using core::Actor;
 using core::Simulation;
 
-using test_reference::load_file;
 using test_reference::simulate_bytes;
 
 // At one date: callbacks first, then the tasks' turns by task id (core/calendar.hpp),
@@ -312,45 +309,40 @@ TEST(TimeOrder, FastPathMatchesReferenceModeWithCrossLlcWakeups) {
 // spinners of the ticket locks and of the rwlock are woken by every write to
 // their line and re-read it at their own dates.
 TEST(TimeOrder, FastPathMatchesReferenceModeWithKernelLineSpinning) {
-  Json machine = load_file(std::filesystem::path(SEMSIM_SOURCE_DIR) / "cpu_models/box-64.json");
+  Json machine = config::testing::model("box-64");
   machine["kernel_line_spinning"] = {{"value", true}, {"source", "test"}};
-  const auto file = std::filesystem::temp_directory_path() /
-                    ("semsim-line-spinning-" + std::to_string(::getpid()) + ".json");
-  std::ofstream(file) << machine.dump();
+  const config::testing::MachineFile file(machine, "line-spinning");
   for (const char* kernel : {"global_lock", "rwlock", "per_sem_lock", "per_sem_lock_rc"}) {
     Json doc = Json::parse(R"({
       "name": "many", "workload": {"type": "semop-multi", "semaphores": 16, "pattern": "stride"},
       "threads": [64, 96], "duration_ms": 0.1, "warmup_ms": 0.02, "seed": 3, "repeats": 1})");
-    doc["machine"] = file.string();
+    doc["machine"] = file.path();
     doc["kernel"] = kernel;
     EXPECT_EQ(simulate_bytes(doc, false), simulate_bytes(doc, true)) << kernel;
   }
-  std::filesystem::remove(file);
 }
 
 // Preemption points with queued tasks (time slices that run out, wake-ups that
 // preempt) next to CPUs whose only task passes them without a turn
-// (Scheduler::alone_on(), which reference mode does not use): 8 pinned tasks on
-// 3 of 4 CPUs' worth of homes and short slices, so that both kinds of CPU occur.
+// (Scheduler::alone_on(), which reference mode does not use): pinned tasks on 4
+// CPUs with 2 us slices, every CPU alone (4 threads), three shared and one alone
+// (7), every one shared (64).
 TEST(TimeOrder, FastPathMatchesReferenceModeAtPreemptionPoints) {
-  Json machine = load_file(std::filesystem::path(SEMSIM_SOURCE_DIR) / "cpu_models/laptop-4.json");
+  Json machine = config::testing::model("laptop-4");
   machine["costs_ns"]["time_slice"] = {{"value", 2000}, {"source", "test: short slices"}};
-  const auto file = std::filesystem::temp_directory_path() /
-                    ("semsim-short-slices-" + std::to_string(::getpid()) + ".json");
-  std::ofstream(file) << machine.dump();
+  const config::testing::MachineFile file(machine, "short-slices");
   for (const char* kernel : {"global_lock", "hysteresis"}) {
     for (int threads : {4, 7, 64}) {
       Json doc = Json::parse(R"({
         "name": "slices", "workload": {"type": "semop-multi", "semaphores": 4, "pattern": "stride"},
         "duration_ms": 0.1, "warmup_ms": 0.02, "seed": 2, "repeats": 1})");
-      doc["machine"] = file.string();
+      doc["machine"] = file.path();
       doc["kernel"] = kernel;
       doc["threads"] = threads;
       EXPECT_EQ(simulate_bytes(doc, false), simulate_bytes(doc, true))
           << kernel << " " << threads << " threads";
     }
   }
-  std::filesystem::remove(file);
 }
 
 }  // namespace
