@@ -46,6 +46,12 @@ void report_skipped_run();
 // The next run of this process takes the latest run's number (it is that run again).
 void renumber_next_run();
 
+// The shortest batch of the adaptive run length (report/run_length.hpp) for a run
+// of `ntasks` tasks on `machine`: its slowest period (run_point.cpp says which).
+Tick slowest_period(const config::MachineParams& machine, int ntasks);
+// How many OS-noise interruptions such a batch holds on average (1 without noise).
+double noise_arrivals_per_batch(const config::MachineParams& machine);
+
 // Statistics of one run's measurement window, as JSON (see report/). With a
 // recorder, the run's trace events also go there (the run itself is the same).
 // Runs read ahead (machine/task.hpp) when not traced; one whose read-ahead

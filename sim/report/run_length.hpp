@@ -25,10 +25,11 @@
 //      begin). If it never accepts, the window begins at half the budget
 //      anyway and precision is not declared reached.
 //   3. Window: batch means with 20 to 40 batches, each at least the model's
-//      slowest period long (the driver's min_batch: a scheduler rotation when
-//      tasks outnumber CPUs, the mean gap between OS-noise interruptions of a
-//      CPU; a window shorter than that misses them, and its interval is too
-//      narrow: measured, see the README), doubling in length at 40 batches. At each completed batch
+//      slowest period long (the driver's min_batch, driver::slowest_period(): a
+//      scheduler rotation when tasks outnumber CPUs; enough OS-noise interruptions
+//      that the lost time of a batch is near-normal; a window shorter than that
+//      misses them, and its interval is too narrow: measured, see the README),
+//      doubling in length at 40 batches. At each completed batch
 //      with >= 20 batches, stop when the relative half-width <= precision (a run of a point of R
 //      seeds: precision * sqrt(R), see Repeats below) and the batch means pass
 //      the independence test; else go on to warmup_ms + duration_ms (the ceiling).
