@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "calibrate/calibrate.hpp"
+#include "calibrate/host_check.hpp"
 #include "config/json_fields.hpp"
 #include "config/kernel_config.hpp"
 #include "config/machine_config.hpp"
@@ -363,6 +364,19 @@ PYBIND11_MODULE(_core, m) {
       py::arg("actors") = 64, py::arg("iterations") = 20000,
       "Wall seconds per sleep_for() of a bare SimGrid actor loop (the speed floor).");
   m.def("cleanup_native", [] { return semsim::native::cleanup_leftovers(); });
+  m.def(
+      "host_check",
+      [] {
+        semsim::Json out;
+        {
+          py::gil_scoped_release release;
+          out = semsim::calibrate::host_check();
+        }
+        return out.dump();
+      },
+      "The host check (sim/calibrate/host_check.hpp): the quick line_pingpong and uncontended "
+      "semop probes, reduced as the calibration reduces them, as JSON text: {\"transfer_ns\", "
+      "\"transfer_class\", \"semop_ns\"} (no transfer on a host of one CPU).");
   m.def(
       "calibrate",
       [](const std::string& out_path, bool quick, py::object progress, double progress_interval_s) {

@@ -448,12 +448,20 @@ def _compare(source: str, sets: list[str], out_dir: str, jobs: int | None = None
               "per CPU, or a workload that runs to completion): '-' in 'host busy' is unknown, not quiet")
     host_check = comparison.host_check
     if host_check is not None:
-        figures = ", ".join(
-            f"{key.replace('_ns', '')} {v['now']:.0f} ns (calibrated {v['calibrated']:.0f}, {v['change_pct']:+.0f} %)"
-            for key, v in host_check.items() if isinstance(v, dict))
+        def figures(check: dict) -> str:
+            return ", ".join(
+                f"{key.replace('_ns', '')} {v['now']:.0f} ns (calibrated {v['calibrated']:.0f}, "
+                f"{v['change_pct']:+.0f} %)"
+                for key, v in check.items() if key.endswith("_ns") and isinstance(v, dict))
         verdict = ("drifted from its calibration: these points are marked" if host_check["drifted"]
                    else "as calibrated")
-        print(f"host check before measuring: {figures}; {verdict}")
+        after = host_check.get("after")
+        if host_check.get("before_missing"):
+            print(f"host check after measuring: {figures(host_check)}; {verdict}")
+        elif isinstance(after, dict):
+            print(f"host check before measuring: {figures(host_check)}; after: {figures(after)}; {verdict}")
+        else:
+            print(f"host check before measuring: {figures(host_check)}; {verdict}")
     json_path, png_path = comparison.write(out_dir)
     print(f"wrote {json_path} and {png_path}")
     return comparison

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .api import (
+    CalibrationUnavailable,
     InputError,
     Result,
     ScenarioLike,
@@ -102,14 +103,43 @@ def drift_between(calibrated: Mapping[str, Any], now: Mapping[str, Any]) -> dict
 
 
 def host_drift(calibrated: Mapping[str, Any]) -> dict[str, Any]:
-    """Re-runs the quick calibration probes (a few seconds) and compares them with ``calibrated``."""
-    import tempfile
+    """Re-runs the host check's two quick probes and compares them with ``calibrated``.
 
-    from .api import calibrate
+    The check (sim/calibrate/host_check.hpp, ``semsim._core.host_check``) runs the
+    cache-line transfer over every pair of CPUs and the uncontended semop, the quick
+    way, reduced as the calibration reduces them: a fraction of a second, where the
+    whole quick calibration it used to run took about 4 s on the 2-vCPU test host.
+    """
+    from .api import _require_core
 
-    with tempfile.TemporaryDirectory() as tmp:
-        now = calibrate(Path(tmp) / "check.json", quick=True)
-    return drift_between(calibrated, now)
+    core = _require_core()
+    if not hasattr(core, "host_check"):
+        raise CalibrationUnavailable("host check: this build of semsim has no calibration probes "
+                                     "(semsim._core.host_check is missing)")
+    now = json.loads(core.host_check())
+    out: dict[str, Any] = {"latency_ns": {}, "provenance": {"checks": {}}}
+    if "transfer_ns" in now:
+        out["latency_ns"][now["transfer_class"]] = {"value": now["transfer_ns"]}
+    out["provenance"]["checks"]["semop_uncontended_ns"] = {"median": now["semop_ns"]}
+    return drift_between(calibrated, out)
+
+
+def combine_checks(before: Mapping[str, Any] | None,
+                   after: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """One host check from the checks before and after measuring: the figures of the
+    check before, with the check after under ``"after"``; ``drift_pct`` the larger of
+    the two and ``drifted`` when either drifted (a host that moved during the
+    measurement is caught by the check after it). None when neither ran."""
+    if before is None and after is None:
+        return None
+    if before is None:
+        return {**dict(after or {}), "before_missing": True}
+    out = dict(before)
+    if after is not None:
+        out["after"] = dict(after)
+        out["drift_pct"] = max(float(before.get("drift_pct", 0.0)), float(after.get("drift_pct", 0.0)))
+        out["drifted"] = bool(before.get("drifted")) or bool(after.get("drifted"))
+    return out
 
 
 def match_points(simulated: Result, measured: Result) -> list[dict[str, Any]]:
@@ -184,7 +214,8 @@ class Comparison:
         self.measured = measured
         self.rows = match_points(simulated, measured)
         #: drift_between() of the calibrated model and the host just before measuring,
-        #: where the prediction used the calibrated host model; None otherwise.
+        #: with the check just after it under "after" (combine_checks()), where the
+        #: prediction used the calibrated host model; None otherwise.
         self.host_check = dict(host_check) if host_check is not None else None
         if self.host_check is not None:
             for r in self.rows:
@@ -431,20 +462,29 @@ def _compare_one(scenario: ScenarioLike, sets: Sequence[str], host_check: bool, 
     seconds = _measured_seconds(normalized)
     status.note(f"simulated in {time.monotonic() - start:.1f} s; measuring the same workload on this host "
                 f"(about {seconds:.1f} s)")
-    check = None
     model_path = Path(model.get("file") or host_model_path())
+    calibrated: Mapping[str, Any] | None = None
     if host_check and machine == "host" and model_path.is_file():
-        # Has the host moved since it was calibrated? (the quick probes, a few seconds).
-        # A check that fails leaves the points unchecked; it does not end the compare.
+        calibrated = json.loads(model_path.read_text(encoding="utf-8"))
+
+    def check(when: str) -> dict[str, Any] | None:
+        # Has the host moved since it was calibrated? (the quick probes, a fraction of
+        # a second). A check that fails leaves the points unchecked; it does not end
+        # the compare.
+        if calibrated is None:
+            return None
         try:
-            check = host_drift(json.loads(model_path.read_text(encoding="utf-8")))
-        except (InputError, SimulationError) as e:
-            status.warn(f"no host check before measuring ({e})")
+            return host_drift(calibrated)
+        except (InputError, SimulationError, RuntimeError, OSError) as e:
+            status.warn(f"no host check {when} measuring ({e})")
+            return None
+
+    before = check("before")
     warn_if_busy(status, "measuring")
     start = time.monotonic()
     measured = status.run(f"measuring {npoints} point(s) on this host", measure, normalized, expected_s=seconds)
     status.note(f"measured in {time.monotonic() - start:.1f} s")
-    return Comparison(simulated, measured, check)
+    return Comparison(simulated, measured, combine_checks(before, check("after")))
 
 
 def compare(scenario: ScenarioLike | Sequence[ScenarioLike], *, sets: Sequence[str] = (), host_check: bool = True,
@@ -454,8 +494,9 @@ def compare(scenario: ScenarioLike | Sequence[ScenarioLike], *, sets: Sequence[s
 
     What ``semsim compare`` does: the scenario is checked for both sides before anything
     runs; with the calibrated host model (machine ``"host"``) and ``host_check``, the
-    quick probes first check whether the host has drifted from its calibration (the
-    points are then marked ``host_drifted``); a busy host is warned of before measuring.
+    host check (two quick probes, :func:`host_drift`) tells before and after measuring
+    whether the host has drifted from its calibration (the points are then marked
+    ``host_drifted``); a busy host is warned of before measuring.
     ``progress`` (default True) writes what happens to stderr, as the CLI does (a live
     line only on a terminal); False for silence. ``jobs``: simulated runs at once (as
     :func:`semsim.simulate`; default one per CPU).

@@ -278,6 +278,42 @@ def test_drift_between_compares_transfer_and_semop_with_the_calibration():
     assert c.rows[0]["host_drifted"] is True and c.to_doc()["host_check"]["drifted"]
 
 
+def test_a_host_check_after_measuring_marks_a_host_that_moved_during_it():
+    from semsim.compare import HOST_DRIFT_LIMIT, combine_checks, drift_between
+
+    def model(transfer, semop):
+        return {"latency_ns": {"same_die": {"value": transfer, "source": "p"}},
+                "provenance": {"checks": {"semop_uncontended_ns": {"median": semop}}}}
+
+    calibrated = model(60.0, 120.0)
+    quiet = drift_between(calibrated, model(61.0, 121.0))
+    slow = drift_between(calibrated, model(60.0, 120.0 * (1 + HOST_DRIFT_LIMIT + 0.2)))
+    both = combine_checks(quiet, slow)
+    assert both["transfer_ns"] == quiet["transfer_ns"]  # the figures before measuring
+    assert both["after"] == slow
+    assert both["drifted"] and both["drift_pct"] == pytest.approx(slow["drift_pct"])
+    assert not combine_checks(quiet, quiet)["drifted"]
+    assert combine_checks(slow, quiet)["drifted"]
+    assert combine_checks(quiet, None) == quiet
+    assert combine_checks(None, slow)["before_missing"] and combine_checks(None, slow)["drifted"]
+    assert combine_checks(None, None) is None
+
+
+def test_the_host_check_is_quick_and_reads_what_the_calibration_checks():
+    import importlib
+    import time
+
+    compare_module = importlib.import_module("semsim.compare")
+    calibrated = {"latency_ns": {"same_die": {"value": 40.0, "source": "p"},
+                                 "smt": {"value": 10.0, "source": "p"}},
+                  "provenance": {"checks": {"semop_uncontended_ns": {"median": 400.0}}}}
+    start = time.monotonic()
+    check = compare_module.host_drift(calibrated)
+    assert time.monotonic() - start < 2.0  # the quick calibration it replaced took about 4 s
+    assert check["semop_ns"]["now"] > 0 and check["semop_ns"]["calibrated"] == 400.0
+    assert set(check) >= {"semop_ns", "drift_pct", "drifted"}
+
+
 def test_sets_take_the_cli_text():
     by_sets = semsim.load_scenario(DEFAULT_SCENARIO, sets=["threads=[1,2]", "kernel=global_lock",
                                                            "workload.semaphores=64"])

@@ -266,6 +266,40 @@ def test_native_interrupted_quietly(tmp_path):
     assert out == ""
 
 
+def test_compare_checks_the_host_before_and_after_measuring(tmp_path, monkeypatch, capsys):
+    # A host that moves while the points are measured is caught by the check after
+    # them: the points are marked and both checks are printed and kept.
+    import importlib
+    from pathlib import Path
+
+    from semsim import cli
+
+    compare_module = importlib.import_module("semsim.compare")
+    data = tmp_path / "data"
+    (data / "semsim").mkdir(parents=True)
+    repo = Path(__file__).resolve().parents[2]
+    default = json.loads((repo / "cpu_models" / "host-default.json").read_text())
+    default["name"] = "host"
+    (data / "semsim" / "host.json").write_text(json.dumps(default))
+    monkeypatch.setenv("XDG_DATA_HOME", str(data))
+    monkeypatch.chdir(tmp_path)
+    checks = iter([
+        {"semop_ns": {"calibrated": 100.0, "now": 101.0, "change_pct": 1.0}, "drift_pct": 1.0, "drifted": False},
+        {"semop_ns": {"calibrated": 100.0, "now": 150.0, "change_pct": 50.0}, "drift_pct": 50.0, "drifted": True},
+    ])
+    monkeypatch.setattr(compare_module, "host_drift", lambda _model: next(checks))
+    code = cli.main(["compare", str(DEFAULT_SCENARIO), "--machine", "host", "--set", "threads=[1]",
+                     "--set", "duration_ms=5", "--set", "warmup_ms=1", "--set", "repeats=1",
+                     "-o", str(tmp_path / "out")])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert ("host check before measuring: semop 101 ns (calibrated 100, +1 %); after: semop 150 ns "
+            "(calibrated 100, +50 %); drifted from its calibration: these points are marked") in out
+    doc = json.loads((tmp_path / "out" / "compare.json").read_text())
+    assert doc["host_check"]["after"]["drifted"] and doc["host_check"]["drifted"]
+    assert doc["points"][0]["host_drifted"] is True
+
+
 def test_compare_goes_on_when_the_host_check_fails(tmp_path, monkeypatch, capsys):
     # The quick probes before measuring are a check: if they fail, the points go
     # unchecked, and the compare (minutes for a validation set) still finishes.
@@ -297,6 +331,7 @@ def test_compare_goes_on_when_the_host_check_fails(tmp_path, monkeypatch, capsys
     err = capsys.readouterr().err
     assert code == 0, err
     assert "semsim: warning: no host check before measuring" in err
+    assert "semsim: warning: no host check after measuring" in err
     assert (tmp_path / "out" / "compare.json").exists()
 
 
