@@ -375,8 +375,8 @@ PYBIND11_MODULE(_core, m) {
         return out.dump();
       },
       "The host check (sim/calibrate/host_check.hpp): the quick line_pingpong and uncontended "
-      "semop probes, reduced as the calibration reduces them, as JSON text: {\"transfer_ns\", "
-      "\"transfer_class\", \"semop_ns\"} (no transfer on a host of one CPU).");
+      "semop probes, reduced as the calibration reduces them, as JSON text: {\"latency_ns\": {class: ns}, "
+      "\"semop_ns\"} (no latency_ns on a host of one CPU).");
   m.def(
       "calibrate",
       [](const std::string& out_path, bool quick, py::object progress, double progress_interval_s) {

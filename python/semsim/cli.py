@@ -449,10 +449,12 @@ def _compare(source: str, sets: list[str], out_dir: str, jobs: int | None = None
     host_check = comparison.host_check
     if host_check is not None:
         def figures(check: dict) -> str:
-            return ", ".join(
-                f"{key.replace('_ns', '')} {v['now']:.0f} ns (calibrated {v['calibrated']:.0f}, "
-                f"{v['change_pct']:+.0f} %)"
-                for key, v in check.items() if key.endswith("_ns") and isinstance(v, dict))
+            def one(key: str, v: dict) -> str:
+                lo, hi = v.get("calibrated_min", v["calibrated"]), v.get("calibrated_max", v["calibrated"])
+                spread = f" in {lo:.0f}..{hi:.0f}" if f"{lo:.0f}" != f"{hi:.0f}" else ""
+                return (f"{key.replace('_ns', '')} {v['now']:.0f} ns (calibrated {v['calibrated']:.0f}{spread}, "
+                        f"{v['change_pct']:+.0f} %)")
+            return ", ".join(one(key, v) for key, v in check.items() if key.endswith("_ns") and isinstance(v, dict))
         verdict = ("drifted from its calibration: these points are marked" if host_check["drifted"]
                    else "as calibrated")
         after = host_check.get("after")

@@ -37,16 +37,16 @@ Json host_check() {
   const int n = static_cast<int>(cpus.size());
   if (n > 1) {
     const ModelTopology topo = infer_topology(read_cpus(cpus));
-    std::map<Relation, std::vector<double>> by_class;  // Relation: nearest first
+    std::map<Relation, std::vector<double>> by_class;
     for (int a = 0; a < n; ++a)
       for (int b = a + 1; b < n; ++b)
         by_class[model_relation(a, b, topo)].push_back(
             probes::line_pingpong(cpus[static_cast<std::size_t>(a)],
                                   cpus[static_cast<std::size_t>(b)], st)
                 .median);
-    const auto& [nearest, values] = *by_class.begin();
-    out["transfer_ns"] = median(values);
-    out["transfer_class"] = class_name(nearest);
+    Json lat = Json::object();
+    for (const auto& [relation, values] : by_class) lat[class_name(relation)] = median(values);
+    out["latency_ns"] = lat;
   }
   semop.push_back(probes::semop_uncontended(st).median);
   semop.push_back(probes::semop_uncontended(st).median);

@@ -278,6 +278,34 @@ def test_drift_between_compares_transfer_and_semop_with_the_calibration():
     assert c.rows[0]["host_drifted"] is True and c.to_doc()["host_check"]["drifted"]
 
 
+def test_drift_is_measured_from_the_spread_the_calibration_itself_saw():
+    from semsim.compare import drift_between
+
+    calibrated = {
+        "latency_ns": {"smt": {"value": 12.0, "source": "p"}, "same_die": {"value": 36.8, "source": "p"}},
+        "provenance": {
+            "probes": {"line_pingpong": [
+                {"class": "same_die", "cpus": [0, 1], "one_way_ns": {"min": 35.0, "median": 36.8, "max": 40.3}},
+                {"class": "smt", "cpus": [0, 2], "one_way_ns": {"min": 11.0, "median": 12.0, "max": 13.0}}]},
+            "checks": {"semop_uncontended_ns": {"min": 423.5, "median": 423.7, "max": 437.7}}}}
+
+    def now(same_die, semop, smt=12.0):
+        return {"latency_ns": {"smt": {"value": smt}, "same_die": {"value": same_die}},
+                "provenance": {"checks": {"semop_uncontended_ns": {"median": semop}}}}
+
+    # 47 ns is +28 % of the calibrated 36.8 but +17 % of the largest repeat (40.3): not drifted.
+    normal = drift_between(calibrated, now(47.0, 430.0))
+    assert normal["transfer_ns"]["change_pct"] == pytest.approx(27.7, abs=0.1)
+    assert normal["transfer_ns"]["outside_pct"] == pytest.approx(16.6, abs=0.1)
+    assert normal["semop_ns"]["outside_pct"] == 0.0 and not normal["drifted"]
+    # The other mode of the vCPUs' placement, and a slow phase of the semop, are drifts.
+    assert drift_between(calibrated, now(165.0, 430.0))["drifted"]
+    assert drift_between(calibrated, now(38.0, 560.0))["drifted"]
+    assert drift_between(calibrated, now(38.0, 300.0))["semop_ns"]["outside_pct"] < -25
+    # The same class on both sides (same_die), whatever the nearest class measured.
+    assert drift_between(calibrated, now(38.0, 430.0, smt=90.0))["transfer_ns"]["calibrated"] == 36.8
+
+
 def test_a_host_check_after_measuring_marks_a_host_that_moved_during_it():
     from semsim.compare import HOST_DRIFT_LIMIT, combine_checks, drift_between
 
