@@ -72,17 +72,19 @@ TEST(Calibrate, QuickRunWritesAModelTheLoaderAndTopologyAccept) {
 
   // The host check reads the two figures a compare checks the model on, as the
   // calibration reduces them: the latency classes the model has, and the
-  // uncontended semop. Just after the calibration the host is the same one (a noisy
-  // VM moves them by tens of per cent, hence the wide bounds).
+  // uncontended semop. Orders of magnitude only: on the 2-vCPU test VM the
+  // transfer switches between about 37 and 160-179 ns from one second to the next
+  // (the hypervisor moves the vCPUs), and a CI run caught the check at 157.6 ns just
+  // after the calibration had measured 39.
   const Json check = calibrate::host_check();
   const double semop = m["provenance"]["checks"]["semop_uncontended_ns"]["median"].get<double>();
-  expect_between(check.at("semop_ns").get<double>(), semop / 2, semop * 2, "host_check semop_ns");
+  expect_between(check.at("semop_ns").get<double>(), semop / 10, semop * 10, "host_check semop_ns");
   if (params.cpus > 1) {
     ASSERT_TRUE(check.contains("latency_ns"));
     for (const auto& [cls, ns] : check["latency_ns"].items()) {
       ASSERT_TRUE(m["latency_ns"].contains(cls)) << cls;  // the same classes as the model's
       const double transfer = m["latency_ns"][cls]["value"].get<double>();
-      expect_between(ns.get<double>(), transfer / 3, transfer * 3, "host_check " + cls);
+      expect_between(ns.get<double>(), transfer / 10, transfer * 10, "host_check " + cls);
     }
     EXPECT_EQ(check["latency_ns"].size(), m["latency_ns"].size());
   } else {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pandas as pd
 import pytest
@@ -327,19 +328,20 @@ def test_a_host_check_after_measuring_marks_a_host_that_moved_during_it():
     assert combine_checks(None, None) is None
 
 
-def test_the_host_check_is_quick_and_reads_what_the_calibration_checks():
+def test_the_host_check_reads_what_the_calibration_checks():
     import importlib
-    import time
 
     compare_module = importlib.import_module("semsim.compare")
     calibrated = {"latency_ns": {"same_die": {"value": 40.0, "source": "p"},
                                  "smt": {"value": 10.0, "source": "p"}},
                   "provenance": {"checks": {"semop_uncontended_ns": {"median": 400.0}}}}
-    start = time.monotonic()
     check = compare_module.host_drift(calibrated)
-    assert time.monotonic() - start < 2.0  # the quick calibration it replaced took about 4 s
     assert check["semop_ns"]["now"] > 0 and check["semop_ns"]["calibrated"] == 400.0
     assert set(check) >= {"semop_ns", "drift_pct", "drifted"}
+    now = json.loads(semsim._core.host_check())
+    assert now["semop_ns"] > 0
+    if len(os.sched_getaffinity(0)) > 1:
+        assert now["latency_ns"] and all(ns > 0 for ns in now["latency_ns"].values())
 
 
 def test_sets_take_the_cli_text():
