@@ -266,15 +266,15 @@ def test_native_interrupted_quietly(tmp_path):
     assert out == ""
 
 
-def test_compare_checks_the_host_before_and_after_measuring(tmp_path, monkeypatch, capsys):
-    # A host that moves while the points are measured is caught by the check after
-    # them: the points are marked and both checks are printed and kept.
+def _compare_on_a_calibrated_host(tmp_path, monkeypatch, host_drift) -> int:
+    """`semsim compare` of the default scenario (1 thread, 5 ms) on machine "host", with a
+    calibrated model in the per-user place "host" means and `host_drift` as the check."""
     import importlib
     from pathlib import Path
 
     from semsim import cli
 
-    compare_module = importlib.import_module("semsim.compare")
+    compare_module = importlib.import_module("semsim.compare")  # semsim.compare is the function
     data = tmp_path / "data"
     (data / "semsim").mkdir(parents=True)
     repo = Path(__file__).resolve().parents[2]
@@ -283,14 +283,20 @@ def test_compare_checks_the_host_before_and_after_measuring(tmp_path, monkeypatc
     (data / "semsim" / "host.json").write_text(json.dumps(default))
     monkeypatch.setenv("XDG_DATA_HOME", str(data))
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(compare_module, "host_drift", host_drift)
+    return cli.main(["compare", str(DEFAULT_SCENARIO), "--machine", "host", "--set", "threads=[1]",
+                     "--set", "duration_ms=5", "--set", "warmup_ms=1", "--set", "repeats=1",
+                     "-o", str(tmp_path / "out")])
+
+
+def test_compare_checks_the_host_before_and_after_measuring(tmp_path, monkeypatch, capsys):
+    # A host that moves while the points are measured is caught by the check after
+    # them: the points are marked and both checks are printed and kept.
     checks = iter([
         {"semop_ns": {"calibrated": 100.0, "now": 101.0, "change_pct": 1.0}, "drift_pct": 1.0, "drifted": False},
         {"semop_ns": {"calibrated": 100.0, "now": 150.0, "change_pct": 50.0}, "drift_pct": 50.0, "drifted": True},
     ])
-    monkeypatch.setattr(compare_module, "host_drift", lambda _model: next(checks))
-    code = cli.main(["compare", str(DEFAULT_SCENARIO), "--machine", "host", "--set", "threads=[1]",
-                     "--set", "duration_ms=5", "--set", "warmup_ms=1", "--set", "repeats=1",
-                     "-o", str(tmp_path / "out")])
+    code = _compare_on_a_calibrated_host(tmp_path, monkeypatch, lambda _model: next(checks))
     out = capsys.readouterr().out
     assert code == 0
     assert ("host check before measuring: semop 101 ns (calibrated 100, +1 %); after: semop 150 ns "
@@ -303,31 +309,12 @@ def test_compare_checks_the_host_before_and_after_measuring(tmp_path, monkeypatc
 def test_compare_goes_on_when_the_host_check_fails(tmp_path, monkeypatch, capsys):
     # The quick probes before measuring are a check: if they fail, the points go
     # unchecked, and the compare (minutes for a validation set) still finishes.
-    import importlib
-    from pathlib import Path
-
     import semsim
-    from semsim import cli
-
-    compare_module = importlib.import_module("semsim.compare")  # semsim.compare is the function
-
-    # A calibrated model in the per-user place machine "host" means.
-    data = tmp_path / "data"
-    (data / "semsim").mkdir(parents=True)
-    repo = Path(__file__).resolve().parents[2]
-    default = json.loads((repo / "cpu_models" / "host-default.json").read_text())
-    default["name"] = "host"
-    (data / "semsim" / "host.json").write_text(json.dumps(default))
-    monkeypatch.setenv("XDG_DATA_HOME", str(data))
-    monkeypatch.chdir(tmp_path)
 
     def failing(_model):
         raise semsim.InputError("the calibrated model.wakeup_jitter.value.wakee: must be positive")
 
-    monkeypatch.setattr(compare_module, "host_drift", failing)
-    code = cli.main(["compare", str(DEFAULT_SCENARIO), "--machine", "host", "--set", "threads=[1]",
-                     "--set", "duration_ms=5", "--set", "warmup_ms=1", "--set", "repeats=1",
-                     "-o", str(tmp_path / "out")])
+    code = _compare_on_a_calibrated_host(tmp_path, monkeypatch, failing)
     err = capsys.readouterr().err
     assert code == 0, err
     assert "semsim: warning: no host check before measuring" in err
