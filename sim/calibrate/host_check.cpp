@@ -1,6 +1,5 @@
 #include "calibrate/host_check.hpp"
 
-#include <algorithm>
 #include <map>
 #include <mutex>
 #include <string>
@@ -12,16 +11,6 @@
 #include "native/run_support.hpp"
 
 namespace semsim::calibrate {
-
-namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-}  // namespace
 
 Json host_check() {
   std::lock_guard<std::mutex> lock(native::detail::runner_mutex());
@@ -45,12 +34,13 @@ Json host_check() {
                                   cpus[static_cast<std::size_t>(b)], st)
                 .median);
     Json lat = Json::object();
-    for (const auto& [relation, values] : by_class) lat[class_name(relation)] = median(values);
+    for (const auto& [relation, values] : by_class)
+      lat[class_name(relation)] = probes::summarize(values).median;
     out["latency_ns"] = lat;
   }
   semop.push_back(probes::semop_uncontended(st).median);
   semop.push_back(probes::semop_uncontended(st).median);
-  out["semop_ns"] = median(semop);
+  out["semop_ns"] = probes::summarize(semop).median;
   return out;
 }
 
