@@ -258,20 +258,22 @@ def test_compare_notes_predictions_that_missed_their_precision():
     assert len(lines) == 2 + 3 + 1
 
 
+def _checked_model(transfer, semop):
+    """The two figures a host check reads from a model: a same-die transfer and the semop check (ns)."""
+    return {"latency_ns": {"same_die": {"value": transfer, "source": "p"}},
+            "provenance": {"checks": {"semop_uncontended_ns": {"median": semop}}}}
+
+
 def test_drift_between_compares_transfer_and_semop_with_the_calibration():
     from semsim.compare import HOST_DRIFT_LIMIT, Comparison, drift_between
 
-    def model(transfer, semop):
-        return {"latency_ns": {"same_die": {"value": transfer, "source": "p"}},
-                "provenance": {"checks": {"semop_uncontended_ns": {"median": semop}}}}
-
-    same = drift_between(model(60.0, 120.0), model(63.0, 114.0))
+    same = drift_between(_checked_model(60.0, 120.0), _checked_model(63.0, 114.0))
     assert same["transfer_ns"]["change_pct"] == pytest.approx(5.0)
     assert same["semop_ns"]["change_pct"] == pytest.approx(-5.0)
     assert same["drift_pct"] == pytest.approx(5.0) and not same["drifted"]
-    moved = drift_between(model(60.0, 120.0), model(60.0 * (1 + HOST_DRIFT_LIMIT + 0.1), 120.0))
+    moved = drift_between(_checked_model(60.0, 120.0), _checked_model(60.0 * (1 + HOST_DRIFT_LIMIT + 0.1), 120.0))
     assert moved["drifted"]
-    assert drift_between({}, model(1.0, 1.0)) == {"drift_pct": 0.0, "drifted": False}
+    assert drift_between({}, _checked_model(1.0, 1.0)) == {"drift_pct": 0.0, "drifted": False}
     # A comparison carries the check and marks its points.
     sim = _side("simulated", [{"threads": 1, "ops_per_s": 1.0}])
     meas = _side("measured", [{"threads": 1, "ops_per_s": 1.0}])
@@ -310,13 +312,9 @@ def test_drift_is_measured_from_the_spread_the_calibration_itself_saw():
 def test_a_host_check_after_measuring_marks_a_host_that_moved_during_it():
     from semsim.compare import HOST_DRIFT_LIMIT, combine_checks, drift_between
 
-    def model(transfer, semop):
-        return {"latency_ns": {"same_die": {"value": transfer, "source": "p"}},
-                "provenance": {"checks": {"semop_uncontended_ns": {"median": semop}}}}
-
-    calibrated = model(60.0, 120.0)
-    quiet = drift_between(calibrated, model(61.0, 121.0))
-    slow = drift_between(calibrated, model(60.0, 120.0 * (1 + HOST_DRIFT_LIMIT + 0.2)))
+    calibrated = _checked_model(60.0, 120.0)
+    quiet = drift_between(calibrated, _checked_model(61.0, 121.0))
+    slow = drift_between(calibrated, _checked_model(60.0, 120.0 * (1 + HOST_DRIFT_LIMIT + 0.2)))
     both = combine_checks(quiet, slow)
     assert both["transfer_ns"] == quiet["transfer_ns"]  # the figures before measuring
     assert both["after"] == slow
