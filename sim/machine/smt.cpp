@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 
 #include "machine/task.hpp"
 
@@ -65,7 +66,8 @@ void SmtCores::push(int cpu, State state, Tick date, Tick now) {
   if (!empty && date < h.back().date) ordered_ = false;
   const State was = empty ? kIdle : h.back().state;
   h.push_back({date, state});
-  if (beside(state) < beside(was)) end_passes_sooner(cpu, date);
+  ++c.changes;
+  if (beside(state) != beside(was)) redate_waiters(cpu, date);
   // Keep the state at the earliest date a query may still ask about: now, or
   // the start of a charge in progress on a sibling (they read this history).
   Tick keep = now;
@@ -148,63 +150,148 @@ double SmtCores::work_in(int cpu, Tick a, Tick b) const {
   return work;
 }
 
-void SmtCores::charge(Task& task, Tick d) {
-  task.pay_turn();
-  auto& me = cpus_[static_cast<std::size_t>(task.cpu)];
-  double left = static_cast<double>(d);
-  me.reading_from = task.cursor;
-  // Each pass is listed while the task waits for its end, so that a sibling that
-  // stops can end it sooner (end_passes_sooner()); unlisted when the charge ends,
-  // or the run unwinds it. Not for a charge made on another task's behalf.
-  struct Listed {
-    Pass& pass;
-    ~Listed() { pass.task = nullptr; }
-  } listed{me.pass};
-  const bool own = task.actor != nullptr && task.actor->running();
-  while (left >= 0.5) {
-    const Tick span = round_half_away(left * slowdown_at(task.cpu, task.cursor));
-    if (span <= 0) break;
-    task.interrupts_in(span);
-    const Tick start = task.cursor;
-    if (own) me.pass = {&task, start, left, start + span};
-    // Returns at the span's end, after every event dated earlier, or sooner if a
-    // sibling stopped meanwhile.
-    const Tick end = task.account_to_turn(span);
-    left -= work_in(task.cpu, start, end);
-    me.reading_from = end;
+Tick SmtCores::end_of_work_walk(int cpu, Tick start, Tick work) const {
+  if (work <= 0) return start;
+  const auto& me = cpus_[static_cast<std::size_t>(cpu)];
+  auto left = static_cast<double>(work);
+  Tick from = start;
+  if (me.sibling >= 0 && ordered_) {
+    // One sibling, its history in date order: its dates are the cuts (work_beside()).
+    const auto& c = cpus_[static_cast<std::size_t>(me.sibling)];
+    const auto& h = c.history;
+    const std::size_t n = h.size();
+    // The first entry dated after start, from the back: usually there is none.
+    std::size_t i = n;
+    while (i > c.first && h[i - 1].date > start) --i;
+    State state = i > c.first ? h[i - 1].state : kIdle;  // idle before any entry
+    if (i == n) return start + round_half_away(left * beside(state));
+    for (; i < n; ++i) {
+      const Tick to = h[i].date;
+      if (to > from) {
+        const double s = beside(state);
+        const double can = static_cast<double>(to - from) / s;
+        if (left <= can) return from + round_half_away(left * s);
+        left -= can;
+        from = to;
+      }
+      state = h[i].state;
+    }
+    return from + round_half_away(left * beside(state));
   }
-  me.reading_from = -1;
+  std::vector<Tick>& cuts = cuts_;
+  cuts.clear();
+  for (int s : me.siblings) {
+    const auto& c = cpus_[static_cast<std::size_t>(s)];
+    for (std::size_t i = c.first; i < c.history.size(); ++i)
+      if (c.history[i].date > start) cuts.push_back(c.history[i].date);
+  }
+  std::sort(cuts.begin(), cuts.end());
+  for (Tick to : cuts) {
+    if (to <= from) continue;
+    const double s = slowdown_at(cpu, from);
+    const double can = static_cast<double>(to - from) / s;
+    if (left <= can) return from + round_half_away(left * s);
+    left -= can;
+    from = to;
+  }
+  return from + round_half_away(left * slowdown_at(cpu, from));
 }
 
-bool SmtCores::changes_after(int cpu, Tick t) const {
+namespace {
+std::uint64_t g_held_at_clock = 0;
+}
+
+std::uint64_t SmtCores::held_at_clock() { return g_held_at_clock; }
+
+void SmtCores::redate_waiters(int cpu, Tick date) {
   for (int s : cpus_[static_cast<std::size_t>(cpu)].siblings) {
-    const auto& h = cpus_[static_cast<std::size_t>(s)];
-    for (std::size_t i = h.first; i < h.history.size(); ++i)
-      if (h.history[i].date > t) return true;
-  }
-  return false;
-}
-
-void SmtCores::end_passes_sooner(int cpu, Tick date) {
-  for (int s : cpus_[static_cast<std::size_t>(cpu)].siblings) {
-    Pass& p = cpus_[static_cast<std::size_t>(s)].pass;
-    if (p.task == nullptr || !p.task->actor->waiting()) continue;
-    const Tick from = std::max(date, p.start);
-    if (changes_after(s, from)) continue;  // its rate past `from` is not known yet
-    const double rest = p.left - work_in(s, p.start, from);
-    // Never before the clock: this may run in an InFunc's destructor, where a
-    // time-order error could not be thrown.
-    const Tick end =
-        std::max(from + std::max<Tick>(0, round_half_away(rest * slowdown_at(s, from))),
-                 p.task->actor->now());
-    if (end >= p.end) continue;
-    p.end = end;
-    p.task->actor->advance_turn(end);
+    Waiter& w = cpus_[static_cast<std::size_t>(s)].waiter;
+    if (w.task == nullptr || date >= w.task->cursor || !w.task->actor->waiting()) continue;
+    Task& t = *w.task;
+    t.smt_redate(date);
+    if (t.cursor >= w.turn) continue;  // later (or the same): it waits again after its turn
+    const Tick now = t.actor->now();
+    if (t.cursor < now) {  // cannot happen (smt.hpp); never move a turn behind the clock
+      ++g_held_at_clock;
+      t.smt_hold_until(now);
+    }
+    w.turn = t.cursor;
+    t.actor->advance_turn(w.turn);
   }
 }
 
-void Task::charge_on_smt(Tick d) { smt->charge(*this, d); }
+void Task::smt_work(Tick d) {
+  Tick end = smt->end_of_work(cpu, cursor, d);
+  const Tick start = cursor;
+  interrupts_in(end - start);
+  if (cursor != start) end = smt->end_of_work(cpu, cursor, d);
+  account(func, end - cursor, PieceKind::Stretch, d);
+}
 
-void Task::note_spin(bool spin) { smt->set_spinning(cpu, spin, cursor); }
+void Task::smt_redate(Tick changed) {
+  // The pieces that end by the change keep their dates.
+  auto p = smt_pieces.begin();
+  while (p != smt_pieces.end() && p->start + p->d <= changed) ++p;
+  smt_changes = smt->sibling_changes(cpu);
+  if (p == smt_pieces.end()) return;
+  Tick t = p->start;
+  for (; p != smt_pieces.end(); ++p) {
+    const Tick d = p->kind == PieceKind::Stretch ? smt->end_of_work(cpu, t, p->amount) - t
+                   : p->kind == PieceKind::Until ? std::max<Tick>(0, p->amount - t)
+                                                 : p->amount;
+    p->d = d;
+    p->start = t;
+    t += d;
+  }
+  cursor = t;
+  // What observers read of the run (semops_at(), rounds_past()), at the new dates.
+  for (std::size_t i = 0; i < owed_semops.size(); ++i)
+    owed_semops[i] = smt_date_after(smt_semop_pieces[i]);
+  for (std::size_t i = 0; i < owed_rounds.size(); ++i)
+    owed_rounds[i].date = smt_date_after(smt_rounds_pieces[i]);
+}
+
+Tick Task::smt_date_after(std::uint32_t pieces) const {
+  if (pieces == 0) return smt_from;
+  const SmtPiece& p = smt_pieces[pieces - 1];
+  return p.start + p.d;
+}
+
+void Task::smt_hold_until(Tick t) {
+  if (t <= cursor || smt_pieces.empty()) return;
+  SmtPiece& p = smt_pieces.back();
+  p.d += t - cursor;
+  if (p.kind == PieceKind::Fixed) p.amount = p.d;
+  cursor = t;
+}
+
+void Task::smt_settle() {
+  if (smt->sibling_changes(cpu) != smt_changes) smt_redate(smt_from - 1);
+  smt->wait_on(cpu, this, cursor);
+  for (;;) {
+    actor->wait_turn(cursor);  // sooner if a sibling's change re-dated the run (redate_waiters())
+    if (cursor <= actor->now()) break;
+    smt->wait_on(cpu, this, cursor);  // later: wait again from the turn it had
+  }
+  smt->done_waiting(cpu);
+  smt->reading(cpu, -1);
+  for (const SmtPiece& piece : smt_pieces) {  // its CPU time, at the final dates
+    time[static_cast<std::size_t>(piece.func)] += piece.d;
+    if (cpu_time != nullptr) (*cpu_time)[static_cast<std::size_t>(piece.func)] += piece.d;
+    if (trace != nullptr && piece.d > 0) trace->cpu_time(*this, piece.func, piece.start, piece.d);
+  }
+  smt_pieces.clear();
+  smt_semop_pieces.clear();
+  smt_rounds_pieces.clear();
+}
+
+void Task::note_spin(bool spin) {
+  // A task unwound at the end of a run (InFunc's destructor) leaves the history as
+  // it is: nothing reads it any more, and its cursor may be behind the clock.
+  if (std::uncaught_exceptions() > 0) return;
+  // Its siblings read the date: the run before it is dated first (a turn).
+  if (!smt_pieces.empty() && actor != nullptr && actor->running()) keep_order();
+  smt->set_spinning(cpu, spin, cursor);
+}
 
 }  // namespace semsim::machine

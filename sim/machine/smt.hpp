@@ -25,33 +25,44 @@
 // smt_compute_slowdown: cpu_models/README.md, westmere-ex-160). With k busy siblings of which some
 // spin, slowdown = 1 + sum over busy siblings of (factor - 1) / (threads_per_core - 1). Whether a
 // sibling spins is dated in its history like whether it is busy: its task entering or leaving a
-// Spin function (InFunc) marks it at its cursor, so a pass integrates both states over its span.
+// Spin function (InFunc) marks it at its cursor, so work is dated through both states.
 //
-// Time order: a charge covers a span of simulated time in which a sibling may
-// start or stop, so each CPU keeps a dated history of its busy/idle
-// transitions (as a cache line keeps the dates of its copies): a wake-up onto
-// an idle CPU dates its start after the wake-up latency, so whether a task is
-// on a CPU "now" is not its state at every date. A charge runs in passes: a
-// pass charges the work left at the rate its siblings' state at the pass's
-// start gives; when the task's turn at the pass's end comes, every event dated
-// earlier has run and the history of the span is final, so the work the span
-// actually did is read from it, and what is left is the next pass. A sibling
-// that starts (or starts spinning) during a pass is accounted exactly that way.
-// One that stops (or stops spinning) during a pass that assumed it busy
-// (spinning) ends the pass sooner: its step, at the stop's date, works out from
-// the history when the work is done at the new rate and moves the waiting task's
-// turn there (end_passes_sooner(), core::Actor::advance_turn()), and the task
-// takes back the part of the span past it (Task::account_to_turn()). That is
-// exact while nothing is dated past the stop on the core; otherwise (a wake-up
-// announced for a later date) the pass keeps its end, up to (1 - 1/slowdown) of
-// its length too long (time cannot be given back once the clock has passed it).
-// A pass pays the interruptions that land in its estimated span first
-// (Task::interrupts_in()), so one that ends sooner has paid those dated past its
-// new end a little early (an assumption: the presets with SMT have no OS noise).
+// Time order: work covers a span of simulated time in which a sibling may
+// start or stop, so each CPU keeps a dated history of its transitions (idle,
+// busy, spinning; as a cache line keeps the dates of its copies): a wake-up onto
+// an idle CPU dates its start after the wake-up latency, so whether a task is on
+// a CPU "now" is not its state at every date. Work of W (alone-time) from date s
+// ends at end_of_work(cpu, s, W): the date by which the history's rates have done
+// W. A task's work between two turns is a run of pieces (Task::SmtPiece: work
+// stretched at the history's rate, waits of fixed length, waits until a date);
+// while it runs, the pieces are dated from the history as known, and the turn is
+// owed as on a core of its own (machine/task.hpp). When it takes the turn, it waits
+// for the date its run ends; a sibling that changes state at a date before that
+// end while it waits re-dates the whole run from the history (Task::smt_redate(),
+// from push()): its turn moves sooner (core::Actor::advance_turn()), or, later,
+// it waits again from the turn it had. When the turn comes every event dated
+// earlier has run, the siblings' history of the run is final, and so are the
+// run's dates: the same arithmetic on the same history, whether the turn was a
+// shortcut or queued (the reference mode).
+// Why a re-dated run never goes before the clock: a sibling changes state only at
+// a step of its own (or of a waker) dated at or after the clock -- a task dates its
+// own entry into or exit from a spin at a turn (Task::note_spin()) -- so the run
+// has work left at that date, and what is left ends after it (held_at_clock()
+// counts the contrary; the equivalence tests hold it at 0).
+// What the dates of a run do not change: the task's own decisions between two
+// turns (how many fill buffers a load finds busy, machine/mlp.hpp) and the OS
+// noise and IPIs its pieces meet (machine/ipi_queue.hpp: late by at most the
+// private work since the last turn, the same assumption) are taken at the dates
+// the history known when it ran gave. Its shared steps -- every line request,
+// lock, scheduler call -- take the turn first, at the final date.
+// Cost: a run takes one turn, at its shared step, as on a core without SMT
+// (before: a turn per charge, 25 hand-offs per semop on the laptop-4 bench case
+// against 11; validation/bench-speed.md).
 #pragma once
 
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "core/time.hpp"
@@ -61,7 +72,7 @@ namespace semsim::machine {
 
 struct Task;
 
-// std::llround(x), without the library call a charge's every pass made: for
+// std::llround(x), without the library call every piece of work made: for
 // 0 <= x < 2^52, trunc(x) and x - trunc(x) are exact in doubles (Sterbenz), so
 // adding 1 when that fraction is at least one half is llround's half away from
 // zero; anything else (negative, huge, NaN) goes to std::llround.
@@ -85,9 +96,44 @@ class SmtCores {
   // The task on busy CPU `cpu` starts (or stops) spinning on a lock at `date`, its
   // cursor: the history dates it, as it dates the busy state.
   void set_spinning(int cpu, bool spin, Tick date);
-  // Work that takes `d` on a core of its own, done by `task` on its CPU
-  // (Task::charge() comes here when the task's CPU has siblings).
-  void charge(Task& task, Tick d);
+  // When work that takes `work` on a core of its own, started at `start` on
+  // `cpu`, is done, at the rates the siblings' history gives (its last state
+  // lasting).
+  // Inline: every piece of work asks it; its usual answer, a sibling whose
+  // latest change is dated by `start`, needs no walk.
+  Tick end_of_work(int cpu, Tick start, Tick work) const {
+    const Cpu& me = cpus_[static_cast<std::size_t>(cpu)];
+    if (me.sibling >= 0 && ordered_ && work > 0) {
+      const Cpu& c = cpus_[static_cast<std::size_t>(me.sibling)];
+      if (c.first == c.history.size()) return start + work;  // idle: no entry yet
+      const Change& last = c.history.back();
+      if (last.date <= start)
+        return start + round_half_away(static_cast<double>(work) * beside(last.state));
+    }
+    return end_of_work_walk(cpu, start, work);
+  }
+  // How many times the siblings' histories of `cpu` have changed: dates taken at
+  // one count hold while it stays.
+  std::uint64_t sibling_changes(int cpu) const {
+    const auto& c = cpus_[static_cast<std::size_t>(cpu)];
+    if (c.sibling >= 0) return cpus_[static_cast<std::size_t>(c.sibling)].changes;
+    std::uint64_t n = 0;
+    for (int s : c.siblings) n += cpus_[static_cast<std::size_t>(s)].changes;
+    return n;
+  }
+  // The task on `cpu` has a run of work dated from `from` (-1: none): the
+  // siblings keep their history from then.
+  void reading(int cpu, Tick from) { cpus_[static_cast<std::size_t>(cpu)].reading_from = from; }
+  // `task` (on `cpu`) waits for its turn at `turn` with its run not yet final: a
+  // sibling's change dated before the run's end re-dates it. done_waiting() when
+  // the turn came.
+  void wait_on(int cpu, Task* task, Tick turn) {
+    cpus_[static_cast<std::size_t>(cpu)].waiter = {task, turn};
+  }
+  void done_waiting(int cpu) { cpus_[static_cast<std::size_t>(cpu)].waiter.task = nullptr; }
+  // Re-datings that would have put a run before the clock, and were held at it
+  // (process-wide; the header says why none should happen: the tests check it).
+  static std::uint64_t held_at_clock();
 
   // The history's answers (for tests): how many siblings of `cpu` are busy at
   // `t`, and the work (in alone-time) a thread of `cpu` does in [a, b).
@@ -104,30 +150,27 @@ class SmtCores {
     Tick date;
     State state;  // from then on
   };
-  // A pass in progress: its task waits for its turn at `end`, the date that
-  // `left` work (alone-time) from `start` takes at the rate the pass assumed.
-  struct Pass {
+  // A task waiting for its turn with its run not yet final (wait_on()).
+  struct Waiter {
     Task* task = nullptr;
-    Tick start = 0;
-    double left = 0;
-    Tick end = 0;
+    Tick turn = 0;
   };
   struct Cpu {
     // (date, state from then) in [first, size()): a vector trimmed from the
-    // front by an index (compacted now and then), not a deque: a pass reads
+    // front by an index (compacted now and then), not a deque: a run reads
     // its sibling's latest entries, one cache line instead of a deque's map.
     std::vector<Change> history;
     std::size_t first = 0;
     std::vector<int> siblings;  // the other hardware threads of its core
     int sibling = -1;           // the only one (cores of 2 threads), else -1
-    Tick reading_from = -1;     // start of a charge in progress (-1: none)
-    Pass pass;                  // the pass its task waits to end (task nullptr: none)
+    Tick reading_from = -1;     // start of its task's run of work not yet final (-1: none)
+    Waiter waiter;              // its task waiting for its turn (task nullptr: none)
+    std::uint64_t changes = 0;  // transitions pushed so far
   };
   State state_at(int cpu, Tick t) const;
-  // Does a sibling of `cpu` have a transition dated after t?
-  bool changes_after(int cpu, Tick t) const;
-  // `cpu` became less busy at `date`: the passes its siblings wait on end sooner.
-  void end_passes_sooner(int cpu, Tick date);
+  Tick end_of_work_walk(int cpu, Tick start, Tick work) const;  // end_of_work() through the changes
+  // `cpu` changed state at `date`: the runs its siblings wait with are re-dated.
+  void redate_waiters(int cpu, Tick date);
   bool busy_at(int cpu, Tick t) const { return state_at(cpu, t) != kIdle; }
   void push(int cpu, State s, Tick date, Tick now);
   // A busy sibling's weight: 1 + (factor - 1) / (threads - 1), computing or spinning.
@@ -151,7 +194,7 @@ class SmtCores {
   double beside_spin_ = 1.0;
   int threads_ = 1;
   std::vector<Cpu> cpus_;
-  mutable std::vector<Tick> cuts_;  // work_in()'s scratch (no allocation per pass)
+  mutable std::vector<Tick> cuts_;  // scratch of work_in() and end_of_work() (no allocation each)
 };
 
 }  // namespace semsim::machine

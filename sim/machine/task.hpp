@@ -35,8 +35,10 @@
 //     count_rounds()), and observers read semops_at(date) and rounds_past(date),
 //     which leave out what was counted past their date; time_at(date) does the
 //     same for owed work (the window's edges).
-//   - With SMT a charge reads its siblings' activity, and they read its own: a
-//     task on an SMT core takes every turn (charge_private() is charge() there).
+//   - With SMT, work reads its siblings' activity: between two turns its pieces
+//     are dated from their history as known, and re-dated until the turn comes
+//     (machine/smt.hpp); the turn is taken at the run's final date. It dates its
+//     own entries into and out of a spin at a turn (note_spin()).
 //   - An IPI to the CPU is paid when the task's work reaches it; posted while
 //     the task runs ahead, it lands in the task's first charge after its next
 //     turn (take_ipis(); a quiet read's turn does not count: machine/ipi_queue.hpp).
@@ -53,9 +55,9 @@
 // either order, machine/ipi_queue.hpp), and it schedules nothing
 // (core/simulation.cpp checks it),
 // and the calendar's ties do not depend on when its next turn was queued; so
-// the run is the strict order's, byte for byte. Not with SMT (a sibling reads
-// its activity), a trace (events are recorded as they are made) or a running
-// actor that is not this task's.
+// the run is the strict order's, byte for byte. Not with SMT (the read's date
+// is not final until the turn), a trace (events are recorded as they are made)
+// or a running actor that is not this task's.
 #pragma once
 
 #include <algorithm>
@@ -67,12 +69,11 @@
 #include "core/time.hpp"
 #include "machine/cpu_noise.hpp"
 #include "machine/ipi_queue.hpp"
+#include "machine/smt.hpp"
 #include "machine/store_buffer.hpp"
 #include "report/trace_sink.hpp"
 
 namespace semsim::machine {
-
-class SmtCores;
 
 // Kernel/user functions time is attributed to, named as perf would show them.
 enum class Func : std::uint8_t {
@@ -114,7 +115,7 @@ const char* func_name(Func f);
 // context switch; idle is what is left of elapsed time).
 enum class CpuCategory : std::uint8_t { User, Syscall, Kernel, Spin, ContextSwitch, Count };
 constexpr int kCategoryCount = static_cast<int>(CpuCategory::Count);
-// Inline: SMT passes ask it of every sibling at every pass (machine/smt.cpp).
+// Inline: a hot path asks it (InFunc, at every entry and exit).
 constexpr CpuCategory category_of(Func f) {
   switch (f) {
     case Func::User:
@@ -202,39 +203,48 @@ struct Task {
     std::uint64_t n;
   };
   std::vector<OwedRounds> owed_rounds;
+  // SMT (machine/smt.hpp): its work since its last turn, as pieces dated from the
+  // siblings' history, re-dated until the turn (smt_redate()).
+  enum class PieceKind : std::uint8_t {
+    Stretch,  // work: `amount` on a core of its own, stretched by busy siblings
+    Fixed,    // a wait or an interruption of length `amount`
+    Until,    // a wait until the date `amount` (an access's completion)
+  };
+  struct SmtPiece {
+    Func func;
+    PieceKind kind;
+    Tick amount;
+    Tick start, d;  // its dates as they stand (its CPU time is recorded when they are final)
+  };
+  std::vector<SmtPiece> smt_pieces;
+  Tick smt_from = 0;                             // the run's start: its last turn
+  std::uint64_t smt_changes = 0;                 // SmtCores::sibling_changes() its dates rest on
+  std::vector<std::uint32_t> smt_semop_pieces;   // per owed_semops entry: the pieces before it
+  std::vector<std::uint32_t> smt_rounds_pieces;  // per owed_rounds entry
 
   // Work of length d (on a core of its own): the CPU's interruptions that land
   // in it delay it, and busy SMT siblings stretch it.
   void charge(Tick d) {
-    if (smt != nullptr) {
-      charge_on_smt(d);
-      return;
-    }
-    work(d);
+    if (smt != nullptr)
+      smt_work(d);
+    else
+      work(d);
   }
   // Work on the task's own state (the kernel path's instructions, the user loop):
   // the same as charge(), but the turn at its end is owed, not taken: the task
   // goes on ahead of the clock and pays the turn before its next shared step
   // (pay_turn(): every cache-line request, lock, scheduler call and sync() pays
   // it). What the task reads of shared state in between it reads as of its last
-  // turn, as every other task sees it (see "Owed turns" above). With SMT a
-  // charge reads the siblings' activity: it takes its turns as charge() does.
+  // turn, as every other task sees it (see "Owed turns" above). With SMT its
+  // dates become final at that turn (machine/smt.hpp).
   void charge_private(Tick d) {
-    if (smt != nullptr) {
-      charge_on_smt(d);
-      return;
-    }
     owe_turns = true;
-    work(d);
+    charge(d);
     owe_turns = false;
   }
   // advance_to() for a wait on the task's own pending access (a load's issue,
   // a store's issue): the turn at its end is owed, as in charge_private().
   void advance_private(Tick t) {
-    if (smt != nullptr) {  // its siblings read what it does: as advance_to()
-      advance_to(t);
-      return;
-    }
     owe_turns = true;
     advance_to(t);
     owe_turns = false;
@@ -254,17 +264,17 @@ struct Task {
   // for its next turn or shared step, as when the read goes ahead of the turn.
   void pay_turn_for_quiet_read() {
     if (!turn_owed()) return;
-    if (actor != nullptr && actor->running()) actor->wait_turn(cursor);
+    if (actor != nullptr && actor->running()) take_turn();
     clear_owed();
   }
   // Its cursor moved past its last turn: some owed work is not yet in order.
-  bool turn_owed() const { return !owed_work.empty(); }
+  bool turn_owed() const { return !owed_work.empty() || !smt_pieces.empty(); }
   // May its next load go ahead of its owed turn (read-ahead, above)?
   bool may_read_ahead() const {
     return turn_owed() && smt == nullptr && trace == nullptr && actor != nullptr &&
            actor->running() && actor->may_read_ahead(cursor);
   }
-  // Work that takes d whatever the siblings do (SmtCores stretches it in passes).
+  // Work that takes d whatever the siblings do (with SMT: smt_work()).
   void work(Tick d) {
     interrupts_in(d);
     account(func, d);
@@ -297,7 +307,10 @@ struct Task {
   // event it waited for: a hand-off dated from t stays at t, never behind the
   // clock that the interruption moved on (Task::resume_at_cursor's check).
   void wait_until(Tick t) {
-    if (t > cursor) account(func, t - cursor);
+    if (t > cursor)
+      account(func, t - cursor, PieceKind::Until, t);
+    else if (!smt_pieces.empty())  // over at these dates, maybe not at the final ones
+      smt_pieces.push_back({func, PieceKind::Until, t, cursor, 0});
   }
   void interrupts_after_wait(Tick from) {
     const Tick until = cursor;
@@ -311,35 +324,41 @@ struct Task {
       if (over > 0) account(Func::Interrupt, over);
     }
   }
-  void charge_on_smt(Tick d);  // machine/smt.cpp
-  // account(func, d) with the turn at its end, which may come earlier: its SMT
-  // core moves it when a sibling stops during the work (machine/smt.hpp). The
-  // part past the turn is taken back. Returns the work's end (the cursor).
-  Tick account_to_turn(Tick d) {
-    const bool own_turn = !owe_turns && actor != nullptr && actor->running();
-    account(func, d);
-    if (const Tick over = own_turn ? cursor - actor->now() : 0; over > 0) {
-      time[static_cast<std::size_t>(func)] -= over;
-      if (cpu_time != nullptr) (*cpu_time)[static_cast<std::size_t>(func)] -= over;
-      if (trace != nullptr) trace->cut_cpu_time(*this, actor->now());
-      cursor = actor->now();
-    }
-    return cursor;
+  // SMT (machine/smt.cpp): work dated from the siblings' history; the run
+  // re-dated from it (a sibling changed state before its end); the date after
+  // the first `pieces` pieces; the run held to end no sooner than t; the turn
+  // at the run's final date.
+  void smt_work(Tick d);
+  void smt_open() {  // a run starts at the cursor
+    smt_from = cursor;
+    smt_changes = smt->sibling_changes(cpu);
+    smt->reading(cpu, cursor);
   }
+  void smt_redate(Tick changed);  // a sibling's state changed at `changed`
+  Tick smt_date_after(std::uint32_t pieces) const;
+  void smt_hold_until(Tick t);
+  void smt_settle();
   // Its function starts or stops being a spin (InFunc): its core's history dates it.
   void note_spin(bool spin);
   // Every charge is listed in owed_work until its turn is taken, owed or not:
   // an observer that runs while the task waits for that turn reads time_at()
   // of its own date, which leaves out the part past it.
-  void account(Func f, Tick d) {
-    record(f, d);
-    // Work that continues the last piece, in the same function, extends it:
-    // time_at() cuts one piece at any date exactly as it cuts the two.
-    if (!owed_work.empty() && owed_work.back().func == f &&
-        owed_work.back().start + owed_work.back().d == cursor)
-      owed_work.back().d += d;
-    else
-      owed_work.push_back({f, cursor, d});
+  // With SMT a running task lists it as a piece of its run (`kind`, `amount`:
+  // SmtPiece), recorded once its dates are final (smt_settle()).
+  void account(Func f, Tick d, PieceKind kind = PieceKind::Fixed, Tick amount = 0) {
+    if (smt != nullptr && actor != nullptr && actor->running()) {
+      if (smt_pieces.empty()) smt_open();
+      smt_pieces.push_back({f, kind, kind == PieceKind::Fixed ? d : amount, cursor, d});
+    } else {
+      record(f, d);
+      // Work that continues the last piece, in the same function, extends it:
+      // time_at() cuts one piece at any date exactly as it cuts the two.
+      if (!owed_work.empty() && owed_work.back().func == f &&
+          owed_work.back().start + owed_work.back().d == cursor)
+        owed_work.back().d += d;
+      else
+        owed_work.push_back({f, cursor, d});
+    }
     cursor += d;
     if (!owe_turns) keep_order();
   }
@@ -355,6 +374,8 @@ struct Task {
       const Tick past = std::min(w.d, std::max<Tick>(0, w.start + w.d - date));
       t[static_cast<std::size_t>(w.func)] -= past;
     }
+    for (const SmtPiece& p : smt_pieces)  // not recorded yet: the part before the date
+      t[static_cast<std::size_t>(p.func)] += std::min(p.d, std::max<Tick>(0, date - p.start));
     if (spin_parked && date >= spin_since) t[static_cast<std::size_t>(func)] += date - cursor;
     return t;
   }
@@ -369,18 +390,25 @@ struct Task {
   // A completed semop() call, at its cursor's date.
   void count_semop() {
     ++semops;
-    if (turn_owed()) owed_semops.push_back(cursor);
+    if (!turn_owed()) return;
+    owed_semops.push_back(cursor);
+    if (!smt_pieces.empty())
+      smt_semop_pieces.push_back(static_cast<std::uint32_t>(smt_pieces.size()));
   }
   // Takes back the calls counted since `before` (a step that counts no op).
   void uncount_semops(std::uint64_t before) {
     const std::uint64_t n = semops - before;
     owed_semops.resize(owed_semops.size() - std::min<std::size_t>(owed_semops.size(), n));
+    if (smt_semop_pieces.size() > owed_semops.size()) smt_semop_pieces.resize(owed_semops.size());
     semops = before;
   }
   // n rounds of the workload's own figure onto `counter`, at its cursor's date.
   void count_rounds(std::uint64_t& counter, std::uint64_t n) {
     counter += n;
-    if (n > 0 && turn_owed()) owed_rounds.push_back({cursor, n});
+    if (n == 0 || !turn_owed()) return;
+    owed_rounds.push_back({cursor, n});
+    if (!smt_pieces.empty())
+      smt_rounds_pieces.push_back(static_cast<std::uint32_t>(smt_pieces.size()));
   }
   // Its completed calls as of `date` (an observer's): without those counted
   // past it while it ran ahead of its turn; and the rounds so counted.
@@ -413,10 +441,17 @@ struct Task {
   // observer that runs first (dated earlier) must not see what is dated after it.
   void keep_order() {
     if (actor != nullptr && actor->running()) {
-      actor->wait_turn(cursor);
+      take_turn();
       take_ipis();
     }
     clear_owed();
+  }
+  // The running task's turn at its cursor; with SMT, at its run's final date.
+  void take_turn() {
+    if (smt_pieces.empty())
+      actor->wait_turn(cursor);
+    else
+      smt_settle();
   }
   // After a turn or a park: the IPIs posted to its CPU meanwhile are its to pay.
   void take_ipis() {
@@ -447,7 +482,10 @@ struct Task {
   // An explicit point of order (e.g. before publishing a flag).
   void sync() {
     if (actor != nullptr) {
-      actor->wait_turn(cursor);
+      if (actor->running())
+        take_turn();
+      else
+        actor->wait_turn(cursor);
       take_ipis();
     }
     clear_owed();

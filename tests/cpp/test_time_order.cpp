@@ -18,6 +18,7 @@
 #include "driver/simulate.hpp"
 #include "ipc/kernel_policy.hpp"
 #include "machine/cache_line.hpp"
+#include "machine/smt.hpp"
 #include "machine/store_buffer.hpp"
 #include "machine/task.hpp"
 #include "test_machine_files.hpp"
@@ -275,8 +276,11 @@ TEST(TimeOrder, TimeAtLeavesOutOwedWorkPastTheDate) {
 TEST(TimeOrder, FastPathMatchesReferenceModeOnEveryGenerationAndWorkload) {
   const auto cases = test_reference::shipped_cases("laptop-4", 8);
   ASSERT_GE(cases.size(), 10 * ipc::generations().size());
+  const auto held = machine::SmtCores::held_at_clock();
   for (const auto& c : cases)
     EXPECT_EQ(simulate_bytes(c.doc, false), simulate_bytes(c.doc, true)) << c.label;
+  // laptop-4 has SMT: no run of work was re-dated behind the clock (machine/smt.hpp).
+  EXPECT_EQ(machine::SmtCores::held_at_clock(), held);
 }
 
 // The many-core case the time core was rebuilt for: a hot array line shared
