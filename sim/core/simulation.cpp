@@ -243,6 +243,8 @@ void Actor::queue_turn(Tick date) {
 
 bool Actor::waiting() const { return impl_->state == ActorState::Waiting && !running(); }
 
+Tick Actor::pending_turn() const { return waiting() ? impl_->turn_date : -1; }
+
 void Actor::advance_turn(Tick date) {
   if (!waiting() || observer_ || date >= impl_->turn_date || sim_.impl_->unwinding ||
       sim_.impl_->stopped)

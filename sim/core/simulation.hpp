@@ -127,6 +127,9 @@ class Actor {
     }
     queue_turn(date);
   }
+  // Would wait_turn(date) return at once, with no event run before it (not in
+  // reference mode, whose queued turn comes first all the same)?
+  bool shortcut(Tick date) const { return !clock_->reference && date < clock_->horizon; }
   // May the running actor read ahead at `date` (see the header)? Only with
   // read-ahead on, never in reference mode, only where the turn would queue
   // (date >= horizon: otherwise it is a shortcut, which costs nothing), and
@@ -139,6 +142,8 @@ class Actor {
   void note_read_ahead() { clock_->ahead = true; }
   // Is it waiting in wait_turn() for a turn (not running, not parked)?
   bool waiting() const;
+  // The date of the turn it waits for (waiting()), else -1.
+  Tick pending_turn() const;
   // Move its pending turn earlier, to `date` (no earlier than the clock): called
   // by the running actor's step when what the waiting one waits for ends sooner
   // (machine/smt.hpp: a sibling stops during a pass). Its wait_turn() then

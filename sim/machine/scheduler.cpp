@@ -88,6 +88,7 @@ void Scheduler::set_current(int cpu, Task* task) {
   if (current == nullptr && task != nullptr) ++running;
   if (current != nullptr && task == nullptr) --running;
   current = task;
+  smt_.set_task(cpu, task);
   const auto c = static_cast<std::size_t>(cpu);
   const std::uint64_t bit = std::uint64_t{1} << (c % 64);
   if (task == nullptr)
@@ -288,8 +289,12 @@ void Scheduler::switch_out(Task& task) {
 
 void Scheduler::maybe_preempt(Task& task) {
   // Not in reference mode, which takes every turn: the equivalence tests hold
-  // this shortcut to the strict order.
-  if (alone_on(task.cpu) && task.actor != nullptr && !task.actor->simulation().reference_order())
+  // this shortcut to the strict order. With SMT, a run goes on past the point only
+  // where the turn would not have re-dated it (SmtCores::settled_through()): the
+  // rest of it is then dated from the same history as after that turn.
+  if (alone_on(task.cpu) && task.actor != nullptr && !task.actor->simulation().reference_order() &&
+      (task.smt == nullptr || !task.turn_owed() ||
+       task.smt->settled_through(task.cpu, task.cursor)))
     return;
   task.pay_turn();
   if (task.lock_depth > 0) return;

@@ -197,6 +197,14 @@ Tick SmtCores::end_of_work_walk(int cpu, Tick start, Tick work) const {
   return from + round_half_away(left * slowdown_at(cpu, from));
 }
 
+bool SmtCores::settled_through(int cpu, Tick t) const {
+  for (int s : cpus_[static_cast<std::size_t>(cpu)].siblings) {
+    const Task* task = cpus_[static_cast<std::size_t>(s)].task;
+    if (task == nullptr || task->actor == nullptr || task->actor->pending_turn() <= t) return false;
+  }
+  return true;
+}
+
 namespace {
 std::uint64_t g_held_at_clock = 0;
 }
@@ -223,10 +231,25 @@ void SmtCores::redate_waiters(int cpu, Tick date) {
 void Task::smt_work(Tick d) {
   Tick end = smt->end_of_work(cpu, cursor, d);
   const Tick start = cursor;
-  interrupts_in(end - start);
-  if (cursor != start) end = smt->end_of_work(cpu, cursor, d);
-  account(func, end - cursor, PieceKind::Stretch, d);
+  if (noise != nullptr || ipis != nullptr) {
+    interrupts_in(end - start);
+    if (cursor != start) end = smt->end_of_work(cpu, cursor, d);
+  }
+  if (actor != nullptr && actor->running())
+    smt_account(func, end - cursor, PieceKind::Stretch, d);
+  else
+    account(func, end - cursor);  // on another task's behalf: dated as the history stands
 }
+
+void Task::smt_account(Func f, Tick d, PieceKind kind, Tick amount) {
+  if (smt_pieces.empty()) smt_open();
+  smt_pieces.push_back({f, kind, kind == PieceKind::Fixed ? d : amount, cursor, d});
+  cursor += d;
+  if (!owe_turns) smt_keep_order();
+}
+
+// keep_order() out of line: smt_account() stays a leaf on its usual path (owed).
+[[gnu::noinline]] void Task::smt_keep_order() { keep_order(); }
 
 void Task::smt_redate(Tick changed) {
   // The pieces that end by the change keep their dates.
@@ -267,13 +290,17 @@ void Task::smt_hold_until(Tick t) {
 
 void Task::smt_settle() {
   if (smt->sibling_changes(cpu) != smt_changes) smt_redate(smt_from - 1);
-  smt->wait_on(cpu, this, cursor);
-  for (;;) {
-    actor->wait_turn(cursor);  // sooner if a sibling's change re-dated the run (redate_waiters())
-    if (cursor <= actor->now()) break;
-    smt->wait_on(cpu, this, cursor);  // later: wait again from the turn it had
+  if (actor->shortcut(cursor)) {
+    actor->wait_turn(cursor);  // nothing runs before it: nothing re-dates the run
+  } else {
+    smt->wait_on(cpu, this, cursor);
+    for (;;) {
+      actor->wait_turn(cursor);  // sooner if a sibling's change re-dated the run (redate_waiters())
+      if (cursor <= actor->now()) break;
+      smt->wait_on(cpu, this, cursor);  // later: wait again from the turn it had
+    }
+    smt->done_waiting(cpu);
   }
-  smt->done_waiting(cpu);
   smt->reading(cpu, -1);
   for (const SmtPiece& piece : smt_pieces) {  // its CPU time, at the final dates
     time[static_cast<std::size_t>(piece.func)] += piece.d;

@@ -131,6 +131,15 @@ class SmtCores {
     cpus_[static_cast<std::size_t>(cpu)].waiter = {task, turn};
   }
   void done_waiting(int cpu) { cpus_[static_cast<std::size_t>(cpu)].waiter.task = nullptr; }
+  // The task on `cpu` (nullptr: none), as the scheduler sets it.
+  void set_task(int cpu, const Task* task) { cpus_[static_cast<std::size_t>(cpu)].task = task; }
+  // Is the history of `cpu`'s siblings final through date `t`: is each one's task
+  // waiting for a turn dated after t? A busy CPU changes state only at its own
+  // task's steps, so nothing can be pushed before that turn: a run of `cpu`'s work
+  // is final up to t, and dated from the same history as a run that started at t
+  // (what a read ahead of the turn needs, machine/task.hpp). An idle sibling, or
+  // one whose task is parked, settles nothing.
+  bool settled_through(int cpu, Tick t) const;
   // Re-datings that would have put a run before the clock, and were held at it
   // (process-wide; the header says why none should happen: the tests check it).
   static std::uint64_t held_at_clock();
@@ -161,11 +170,12 @@ class SmtCores {
     // its sibling's latest entries, one cache line instead of a deque's map.
     std::vector<Change> history;
     std::size_t first = 0;
-    std::vector<int> siblings;  // the other hardware threads of its core
-    int sibling = -1;           // the only one (cores of 2 threads), else -1
-    Tick reading_from = -1;     // start of its task's run of work not yet final (-1: none)
-    Waiter waiter;              // its task waiting for its turn (task nullptr: none)
-    std::uint64_t changes = 0;  // transitions pushed so far
+    std::vector<int> siblings;   // the other hardware threads of its core
+    int sibling = -1;            // the only one (cores of 2 threads), else -1
+    Tick reading_from = -1;      // start of its task's run of work not yet final (-1: none)
+    Waiter waiter;               // its task waiting for its turn (task nullptr: none)
+    const Task* task = nullptr;  // its current task (set_task())
+    std::uint64_t changes = 0;   // transitions pushed so far
   };
   State state_at(int cpu, Tick t) const;
   Tick end_of_work_walk(int cpu, Tick start, Tick work) const;  // end_of_work() through the changes

@@ -81,10 +81,10 @@ Tick issue_load(const Topology& topo, Task& task, CacheLine& line) {
 
 Tick issue_private_load(const Topology& topo, Task& task, CacheLine& line) {
   StoreBuffer& sb = task.stores;
-  // A read that may be a quiet hit: a turn owed, not on an SMT core, and no wait
-  // for an own store in flight to the line (issue_load() would take it). Whether
-  // it is one is the line's to say at the read's date, ahead of the turn or after it.
-  if (!task.turn_owed() || task.smt != nullptr ||
+  // A read that may be a quiet hit: a turn owed, and no wait for an own store in
+  // flight to the line (issue_load() would take it). Whether it is one is the
+  // line's to say at the read's date, ahead of the turn or after it.
+  if (!task.turn_owed() ||
       (sb.pending(task.cursor) > 0 && sb.line_arrival(&line) > task.cursor))
     return issue_load(topo, task, line);
   if (task.may_read_ahead()) {

@@ -55,8 +55,10 @@
 // either order, machine/ipi_queue.hpp), and it schedules nothing
 // (core/simulation.cpp checks it),
 // and the calendar's ties do not depend on when its next turn was queued; so
-// the run is the strict order's, byte for byte. Not with SMT (the read's date
-// is not final until the turn), a trace (events are recorded as they are made)
+// the run is the strict order's, byte for byte. With SMT, only where the
+// siblings' history is final through the read's date (each sibling's task waits
+// for a later turn: SmtCores::settled_through()), so the read's date is the one
+// the turn would give. Not with a trace (events are recorded as they are made)
 // or a running actor that is not this task's.
 #pragma once
 
@@ -270,9 +272,11 @@ struct Task {
   // Its cursor moved past its last turn: some owed work is not yet in order.
   bool turn_owed() const { return !owed_work.empty() || !smt_pieces.empty(); }
   // May its next load go ahead of its owed turn (read-ahead, above)?
+  // With SMT, only where its run cannot be re-dated before the read
+  // (SmtCores::settled_through()): then its dates up to the read are final.
   bool may_read_ahead() const {
-    return turn_owed() && smt == nullptr && trace == nullptr && actor != nullptr &&
-           actor->running() && actor->may_read_ahead(cursor);
+    return turn_owed() && trace == nullptr && actor != nullptr && actor->running() &&
+           actor->may_read_ahead(cursor) && (smt == nullptr || smt->settled_through(cpu, cursor));
   }
   // Work that takes d whatever the siblings do (with SMT: smt_work()).
   void work(Tick d) {
@@ -329,12 +333,15 @@ struct Task {
   // the first `pieces` pieces; the run held to end no sooner than t; the turn
   // at the run's final date.
   void smt_work(Tick d);
+  void smt_account(Func f, Tick d, PieceKind kind, Tick amount);  // account() of a run's piece
+  void smt_keep_order();
   void smt_open() {  // a run starts at the cursor
     smt_from = cursor;
     smt_changes = smt->sibling_changes(cpu);
     smt->reading(cpu, cursor);
   }
   void smt_redate(Tick changed);  // a sibling's state changed at `changed`
+
   Tick smt_date_after(std::uint32_t pieces) const;
   void smt_hold_until(Tick t);
   void smt_settle();
@@ -347,18 +354,17 @@ struct Task {
   // SmtPiece), recorded once its dates are final (smt_settle()).
   void account(Func f, Tick d, PieceKind kind = PieceKind::Fixed, Tick amount = 0) {
     if (smt != nullptr && actor != nullptr && actor->running()) {
-      if (smt_pieces.empty()) smt_open();
-      smt_pieces.push_back({f, kind, kind == PieceKind::Fixed ? d : amount, cursor, d});
-    } else {
-      record(f, d);
-      // Work that continues the last piece, in the same function, extends it:
-      // time_at() cuts one piece at any date exactly as it cuts the two.
-      if (!owed_work.empty() && owed_work.back().func == f &&
-          owed_work.back().start + owed_work.back().d == cursor)
-        owed_work.back().d += d;
-      else
-        owed_work.push_back({f, cursor, d});
+      smt_account(f, d, kind, amount);
+      return;
     }
+    record(f, d);
+    // Work that continues the last piece, in the same function, extends it:
+    // time_at() cuts one piece at any date exactly as it cuts the two.
+    if (!owed_work.empty() && owed_work.back().func == f &&
+        owed_work.back().start + owed_work.back().d == cursor)
+      owed_work.back().d += d;
+    else
+      owed_work.push_back({f, cursor, d});
     cursor += d;
     if (!owe_turns) keep_order();
   }
