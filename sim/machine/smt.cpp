@@ -228,26 +228,6 @@ void SmtCores::redate_waiters(int cpu, Tick date) {
   }
 }
 
-void Task::smt_work(Tick d) {
-  Tick end = smt->end_of_work(cpu, cursor, d);
-  const Tick start = cursor;
-  if (noise != nullptr || ipis != nullptr) {
-    interrupts_in(end - start);
-    if (cursor != start) end = smt->end_of_work(cpu, cursor, d);
-  }
-  if (actor != nullptr && actor->running())
-    smt_account(func, end - cursor, PieceKind::Stretch, d);
-  else
-    account(func, end - cursor);  // on another task's behalf: dated as the history stands
-}
-
-void Task::smt_account(Func f, Tick d, PieceKind kind, Tick amount) {
-  if (smt_pieces.empty()) smt_open();
-  smt_pieces.push_back({f, kind, kind == PieceKind::Fixed ? d : amount, cursor, d});
-  cursor += d;
-  if (!owe_turns) smt_keep_order();
-}
-
 // keep_order() out of line: smt_account() stays a leaf on its usual path (owed).
 [[gnu::noinline]] void Task::smt_keep_order() { keep_order(); }
 
@@ -301,23 +281,18 @@ void Task::smt_settle() {
     }
     smt->done_waiting(cpu);
   }
-  smt->reading(cpu, -1);
-  for (const SmtPiece& piece : smt_pieces) {  // its CPU time, at the final dates
-    time[static_cast<std::size_t>(piece.func)] += piece.d;
-    if (cpu_time != nullptr) (*cpu_time)[static_cast<std::size_t>(piece.func)] += piece.d;
-    if (trace != nullptr && piece.d > 0) trace->cpu_time(*this, piece.func, piece.start, piece.d);
-  }
-  smt_pieces.clear();
-  smt_semop_pieces.clear();
-  smt_rounds_pieces.clear();
+  smt_close();
 }
 
 void Task::note_spin(bool spin) {
   // A task unwound at the end of a run (InFunc's destructor) leaves the history as
   // it is: nothing reads it any more, and its cursor may be behind the clock.
   if (std::uncaught_exceptions() > 0) return;
-  // Its siblings read the date: the run before it is dated first (a turn).
-  if (!smt_pieces.empty() && actor != nullptr && actor->running()) keep_order();
+  // Its siblings read the date: the run before it is dated first (a turn), unless
+  // it is final already (SmtCores::settled_through()).
+  if (!smt_pieces.empty() && actor != nullptr && actor->running() &&
+      !smt->settled_through(cpu, cursor))
+    keep_order();
   smt->set_spinning(cpu, spin, cursor);
 }
 

@@ -332,8 +332,25 @@ struct Task {
   // re-dated from it (a sibling changed state before its end); the date after
   // the first `pieces` pieces; the run held to end no sooner than t; the turn
   // at the run's final date.
-  void smt_work(Tick d);
-  void smt_account(Func f, Tick d, PieceKind kind, Tick amount);  // account() of a run's piece
+  // Inline: every kernel function's charge comes here on an SMT core.
+  void smt_work(Tick d) {
+    Tick end = smt->end_of_work(cpu, cursor, d);
+    const Tick start = cursor;
+    if (noise != nullptr || (ipis != nullptr && ipis->payable() > 0)) {
+      interrupts_in(end - start);
+      if (cursor != start) end = smt->end_of_work(cpu, cursor, d);
+    }
+    if (actor != nullptr && actor->running())
+      smt_account(func, end - cursor, PieceKind::Stretch, d);
+    else
+      account(func, end - cursor);  // on another task's behalf: dated as the history stands
+  }
+  void smt_account(Func f, Tick d, PieceKind kind, Tick amount) {  // account() of a run's piece
+    if (smt_pieces.empty()) smt_open();
+    smt_pieces.push_back({f, kind, kind == PieceKind::Fixed ? d : amount, cursor, d});
+    cursor += d;
+    if (!owe_turns) smt_keep_order();
+  }
   void smt_keep_order();
   void smt_open() {  // a run starts at the cursor
     smt_from = cursor;
@@ -458,6 +475,18 @@ struct Task {
       actor->wait_turn(cursor);
     else
       smt_settle();
+  }
+  // The run's dates are final: its CPU time is recorded.
+  void smt_close() {
+    smt->reading(cpu, -1);
+    for (const SmtPiece& piece : smt_pieces) {
+      time[static_cast<std::size_t>(piece.func)] += piece.d;
+      if (cpu_time != nullptr) (*cpu_time)[static_cast<std::size_t>(piece.func)] += piece.d;
+      if (trace != nullptr && piece.d > 0) trace->cpu_time(*this, piece.func, piece.start, piece.d);
+    }
+    smt_pieces.clear();
+    smt_semop_pieces.clear();
+    smt_rounds_pieces.clear();
   }
   // After a turn or a park: the IPIs posted to its CPU meanwhile are its to pay.
   void take_ipis() {
