@@ -228,6 +228,10 @@ void SmtCores::redate_waiters(int cpu, Tick date) {
   }
 }
 
+void Task::smt_account_out(Func f, Tick d, PieceKind kind, Tick amount) {
+  smt_account(f, d, kind, amount);
+}
+
 // keep_order() out of line: smt_account() stays a leaf on its usual path (owed).
 [[gnu::noinline]] void Task::smt_keep_order() { keep_order(); }
 

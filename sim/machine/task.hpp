@@ -352,6 +352,8 @@ struct Task {
     if (!owe_turns) smt_keep_order();
   }
   void smt_keep_order();
+  // smt_account() out of line: account() stays small enough to inline without SMT.
+  void smt_account_out(Func f, Tick d, PieceKind kind, Tick amount);
   void smt_open() {  // a run starts at the cursor
     smt_from = cursor;
     smt_changes = smt->sibling_changes(cpu);
@@ -371,7 +373,7 @@ struct Task {
   // SmtPiece), recorded once its dates are final (smt_settle()).
   void account(Func f, Tick d, PieceKind kind = PieceKind::Fixed, Tick amount = 0) {
     if (smt != nullptr && actor != nullptr && actor->running()) {
-      smt_account(f, d, kind, amount);
+      smt_account_out(f, d, kind, amount);
       return;
     }
     record(f, d);
