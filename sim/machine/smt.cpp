@@ -252,9 +252,9 @@ void Task::smt_redate(Tick changed) {
   }
   cursor = t;
   // What observers read of the run (semops_at(), rounds_past()), at the new dates.
-  for (std::size_t i = 0; i < owed_semops.size(); ++i)
+  for (std::size_t i = 0; i < std::min(owed_semops.size(), smt_semop_pieces.size()); ++i)
     owed_semops[i] = smt_date_after(smt_semop_pieces[i]);
-  for (std::size_t i = 0; i < owed_rounds.size(); ++i)
+  for (std::size_t i = 0; i < std::min(owed_rounds.size(), smt_rounds_pieces.size()); ++i)
     owed_rounds[i].date = smt_date_after(smt_rounds_pieces[i]);
 }
 

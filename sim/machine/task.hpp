@@ -328,10 +328,8 @@ struct Task {
       if (over > 0) account(Func::Interrupt, over);
     }
   }
-  // SMT (machine/smt.cpp): work dated from the siblings' history; the run
-  // re-dated from it (a sibling changed state before its end); the date after
-  // the first `pieces` pieces; the run held to end no sooner than t; the turn
-  // at the run's final date.
+  // SMT (machine/smt.hpp): work dated from the siblings' history, as a piece of
+  // the task's run (on another task's behalf: dated as the history stands).
   // Inline: every kernel function's charge comes here on an SMT core.
   void smt_work(Tick d) {
     Tick end = smt->end_of_work(cpu, cursor, d);
@@ -359,8 +357,10 @@ struct Task {
     smt_changes = smt->sibling_changes(cpu);
     smt->reading(cpu, cursor);
   }
-  void smt_redate(Tick changed);  // a sibling's state changed at `changed`
-
+  // machine/smt.cpp: the run re-dated from the history (a sibling's state changed
+  // at `changed`); the date after its first `pieces` pieces; the run held to end
+  // no sooner than t; the turn at the run's final date.
+  void smt_redate(Tick changed);
   Tick smt_date_after(std::uint32_t pieces) const;
   void smt_hold_until(Tick t);
   void smt_settle();
