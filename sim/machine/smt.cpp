@@ -97,40 +97,12 @@ int SmtCores::busy_siblings(int cpu, Tick t) const {
   return k;
 }
 
-// work_in()'s general loop below, for one sibling with dates in order: its
-// transitions in (a, b) are the cuts in order, and the state a piece starts in
-// (busy_at(sibling, from): the latest transition at or before it) is the one
-// the walk has reached. Pieces and their sum in the same order: the same double.
-double SmtCores::work_beside(int sibling, Tick a, Tick b) const {
-  const auto& c = cpus_[static_cast<std::size_t>(sibling)];
-  const auto& h = c.history;
-  const std::size_t n = h.size();
-  // The whole span in one state (no transition after a): the common case.
-  if (n == c.first || h[n - 1].date <= a)
-    return static_cast<double>(b - a) / slowdown_beside(sibling, a);
-  std::size_t i = c.first;
-  State state = kIdle;  // idle before any entry
-  for (; i < n && h[i].date <= a; ++i) state = h[i].state;
-  double work = 0;
-  Tick from = a;
-  for (; i < n && h[i].date < b; ++i) {
-    const Tick to = h[i].date;
-    if (to > from) {
-      work += static_cast<double>(to - from) / beside(state);
-      from = to;
-    }
-    state = h[i].state;
-  }
-  return work + static_cast<double>(b - from) / beside(state);
-}
-
 double SmtCores::work_in(int cpu, Tick a, Tick b) const {
   if (b <= a) return 0;
   const auto& me = cpus_[static_cast<std::size_t>(cpu)];
-  if (me.sibling >= 0 && ordered_) return work_beside(me.sibling, a, b);
   // The dates in (a, b) at which a sibling starts or stops cut the span into
   // pieces of constant rate.
-  std::vector<Tick>& cuts = cuts_;  // reused: this runs at every pass of every charge
+  std::vector<Tick>& cuts = cuts_;  // reused: no allocation per answer
   cuts.clear();
   for (int s : me.siblings) {
     const auto& c = cpus_[static_cast<std::size_t>(s)];
@@ -156,7 +128,7 @@ Tick SmtCores::end_of_work_walk(int cpu, Tick start, Tick work) const {
   auto left = static_cast<double>(work);
   Tick from = start;
   if (me.sibling >= 0 && ordered_) {
-    // One sibling, its history in date order: its dates are the cuts (work_beside()).
+    // One sibling, its history in date order: its dates are the cuts, already sorted.
     const auto& c = cpus_[static_cast<std::size_t>(me.sibling)];
     const auto& h = c.history;
     const std::size_t n = h.size();

@@ -189,12 +189,9 @@ class SmtCores {
   }
   // slowdown_at() of a CPU with one sibling: no loop, the factors precomputed.
   double slowdown_beside(int sibling, Tick t) const;
-  // work_in() of a CPU with one sibling whose history is in date order: one
-  // walk of it (its dates are the cuts, already sorted).
-  double work_beside(int sibling, Tick a, Tick b) const;
   bool active_ = false;
   // Every history so far in date order (a transition is never dated before the
-  // one it follows): work_beside() relies on it, else work_in() cuts and sorts.
+  // one it follows): end_of_work() walks it, else it cuts and sorts.
   bool ordered_ = true;
   double factor_ = 1.0;
   double spin_factor_ = 1.0;
