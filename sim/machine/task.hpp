@@ -216,7 +216,7 @@ struct Task {
     Func func;
     PieceKind kind;
     Tick amount;
-    Tick start, d;  // its dates as they stand (its CPU time is recorded when they are final)
+    Tick start, d;  // its dates as they stand (smt_record() counts its CPU time at them)
   };
   std::vector<SmtPiece> smt_pieces;
   Tick smt_from = 0;                             // the run's start: its last turn
@@ -346,8 +346,16 @@ struct Task {
   void smt_account(Func f, Tick d, PieceKind kind, Tick amount) {  // account() of a run's piece
     if (smt_pieces.empty()) smt_open();
     smt_pieces.push_back({f, kind, kind == PieceKind::Fixed ? d : amount, cursor, d});
+    smt_record(f, d);
     cursor += d;
     if (!owe_turns) smt_keep_order();
+  }
+  // A piece's CPU time is counted as its dates stand, and counted again when it is
+  // re-dated (smt_redate(), smt_hold_until()): time_at() leaves out the part past
+  // an observer's date, as for owed work; the trace gets it once final (smt_close()).
+  void smt_record(Func f, Tick d) {
+    time[static_cast<std::size_t>(f)] += d;
+    if (cpu_time != nullptr) (*cpu_time)[static_cast<std::size_t>(f)] += d;
   }
   void smt_keep_order();
   // smt_account() out of line: account() stays small enough to inline without SMT.
@@ -370,7 +378,7 @@ struct Task {
   // an observer that runs while the task waits for that turn reads time_at()
   // of its own date, which leaves out the part past it.
   // With SMT a running task lists it as a piece of its run (`kind`, `amount`:
-  // SmtPiece), recorded once its dates are final (smt_settle()).
+  // SmtPiece), its CPU time counted at its dates as they stand (smt_record()).
   void account(Func f, Tick d, PieceKind kind = PieceKind::Fixed, Tick amount = 0) {
     if (smt != nullptr && actor != nullptr && actor->running()) {
       smt_account_out(f, d, kind, amount);
@@ -399,8 +407,8 @@ struct Task {
       const Tick past = std::min(w.d, std::max<Tick>(0, w.start + w.d - date));
       t[static_cast<std::size_t>(w.func)] -= past;
     }
-    for (const SmtPiece& p : smt_pieces)  // not recorded yet: the part before the date
-      t[static_cast<std::size_t>(p.func)] += std::min(p.d, std::max<Tick>(0, date - p.start));
+    for (const SmtPiece& p : smt_pieces)  // counted at its dates as they stand: not past the date
+      t[static_cast<std::size_t>(p.func)] -= std::min(p.d, std::max<Tick>(0, p.start + p.d - date));
     if (spin_parked && date >= spin_since) t[static_cast<std::size_t>(func)] += date - cursor;
     return t;
   }
@@ -478,14 +486,12 @@ struct Task {
     else
       smt_settle();
   }
-  // The run's dates are final: its CPU time is recorded.
+  // The run's dates are final: the trace records its CPU time.
   void smt_close() {
     smt->reading(cpu, -1);
-    for (const SmtPiece& piece : smt_pieces) {
-      time[static_cast<std::size_t>(piece.func)] += piece.d;
-      if (cpu_time != nullptr) (*cpu_time)[static_cast<std::size_t>(piece.func)] += piece.d;
-      if (trace != nullptr && piece.d > 0) trace->cpu_time(*this, piece.func, piece.start, piece.d);
-    }
+    if (trace != nullptr)
+      for (const SmtPiece& piece : smt_pieces)
+        if (piece.d > 0) trace->cpu_time(*this, piece.func, piece.start, piece.d);
     smt_pieces.clear();
     smt_semop_pieces.clear();
     smt_rounds_pieces.clear();
@@ -532,12 +538,14 @@ struct Task {
 // Attributes the charges in a scope to one function (restores the caller's on exit).
 class InFunc {
  public:
-  InFunc(Task& t, Func f) : task_(t), saved_(t.func) {
-    if (t.smt != nullptr && spins(f) != spins(saved_)) t.note_spin(spins(f));
+  // Whether it enters or leaves a spin is the same at both ends: the functions
+  // entered in its scope have restored t.func by its end.
+  InFunc(Task& t, Func f) : task_(t), saved_(t.func), flips_(spins(f) != spins(saved_)) {
+    if (flips_ && t.smt != nullptr) t.note_spin(spins(f));
     t.func = f;
   }
   ~InFunc() {
-    if (task_.smt != nullptr && spins(saved_) != spins(task_.func)) task_.note_spin(spins(saved_));
+    if (flips_ && task_.smt != nullptr) task_.note_spin(spins(saved_));
     task_.func = saved_;
   }
   InFunc(const InFunc&) = delete;
@@ -547,6 +555,7 @@ class InFunc {
   static bool spins(Func f) { return category_of(f) == CpuCategory::Spin; }
   Task& task_;
   Func saved_;
+  bool flips_;
 };
 
 }  // namespace semsim::machine
