@@ -56,9 +56,13 @@ struct Actor::Impl {
   bctx::fiber context;
   ActorState state = ActorState::Waiting;
   int wakes = 0;  // unparks that arrived while it was not parked
-  // The date of its live turn while it waits: a turn event of another date is
-  // one that advance_turn() replaced (stale: skipped when it comes out).
+  // While it waits: the date of its turn (turn_date), and of its live turn event
+  // in the calendar (queued <= turn_date). A turn event of another date than
+  // `queued` is one that advance_turn() replaced (stale: skipped when it comes
+  // out); the live one, when postpone_turn() moved the turn past it, is pushed
+  // again at turn_date when it comes out, without running the task.
   Tick turn_date = 0;
+  Tick queued = 0;
 };
 
 struct Simulation::Impl {
@@ -114,8 +118,16 @@ struct Simulation::Impl {
       return nullptr;
     }
     Task& t = *tasks[e.ref];
-    if (e.kind == EventKind::Turn && (t.state != ActorState::Waiting || e.date != t.turn_date))
-      return nullptr;  // replaced by an earlier turn (advance_turn())
+    if (e.kind == EventKind::Turn) {
+      if (t.state != ActorState::Waiting || e.date != t.queued)
+        return nullptr;            // replaced by an earlier turn (advance_turn())
+      if (e.date < t.turn_date) {  // postponed (postpone_turn()): its turn is later
+        t.queued = t.turn_date;
+        calendar.push(Event{t.turn_date, EventKind::Turn, e.ref});
+        clock.horizon = calendar.earliest();
+        return nullptr;
+      }
+    }
     if (e.kind == EventKind::Wake && t.state != ActorState::Parked) {
       if (t.state != ActorState::Exited) ++t.wakes;  // its next park() returns at once
       return nullptr;
@@ -237,7 +249,7 @@ void Actor::queue_turn(Tick date) {
   const Event turn{std::max(date, clock_->now), EventKind::Turn, static_cast<std::uint32_t>(id_)};
   clock_->ahead = false;  // its read-ahead ends with this turn
   if (observer_) clock_->barrier = turn.date;
-  impl_->turn_date = turn.date;
+  impl_->turn_date = impl_->queued = turn.date;
   s.hand_off(impl_.get(), &turn);
 }
 
@@ -254,7 +266,16 @@ void Actor::advance_turn(Tick date) {
                           " ns, before the clock at " + std::to_string(ticks_to_ns(clock_->now)) +
                           " ns");
   impl_->turn_date = date;
+  if (date >= impl_->queued) return;  // its live event comes first, and moves to `date`
+  impl_->queued = date;
   sim_.impl_->push(Event{date, EventKind::Turn, static_cast<std::uint32_t>(id_)});
+}
+
+void Actor::postpone_turn(Tick date) {
+  if (!waiting() || observer_ || date <= impl_->turn_date || sim_.impl_->unwinding ||
+      sim_.impl_->stopped)
+    return;
+  impl_->turn_date = date;  // the live event moves there when it comes out (dispatch())
 }
 
 void Actor::no_progress() const {

@@ -150,6 +150,13 @@ class Actor {
   // returns at `date`, and now() tells it so. No effect unless it is waiting
   // for a later turn. The old turn stays in the calendar and is skipped.
   void advance_turn(Tick date);
+  // Move its pending turn later, to `date` (machine/smt.hpp: a sibling's change
+  // re-dated the run it waits to end): the turn it had would only find that it
+  // must wait again, a hand-off there and back for nothing. Its turn event stays
+  // where it is and moves to `date` when it comes out, without a hand-off (no
+  // event is scheduled now: a running actor that read ahead may call it). No
+  // effect unless it is waiting for an earlier turn.
+  void postpone_turn(Tick date);
   // The same as wait_turn() (the name SimGrid's vocabulary gave it).
   void sleep_until(Tick date) { wait_turn(date); }
   // Block until unparked. Each unpark() lets exactly one park() return.

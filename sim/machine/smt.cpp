@@ -189,7 +189,11 @@ void SmtCores::redate_waiters(int cpu, Tick date) {
     if (w.task == nullptr || date >= w.task->cursor || !w.task->actor->waiting()) continue;
     Task& t = *w.task;
     t.smt_redate(date);
-    if (t.cursor >= w.turn) continue;  // later (or the same): it waits again after its turn
+    if (t.cursor >= w.turn) {  // later (or the same): its turn moves there
+      if (t.cursor > w.turn) t.actor->postpone_turn(t.cursor);
+      w.turn = t.actor->pending_turn();
+      continue;
+    }
     const Tick now = t.actor->now();
     if (t.cursor < now) {  // cannot happen (smt.hpp); never move a turn behind the clock
       ++g_held_at_clock;
@@ -253,9 +257,9 @@ void Task::smt_settle() {
   } else {
     smt->wait_on(cpu, this, cursor);
     for (;;) {
-      actor->wait_turn(cursor);  // sooner if a sibling's change re-dated the run (redate_waiters())
+      actor->wait_turn(cursor);  // moved if a sibling's change re-dated the run (redate_waiters())
       if (cursor <= actor->now()) break;
-      smt->wait_on(cpu, this, cursor);  // later: wait again from the turn it had
+      smt->wait_on(cpu, this, cursor);  // later, where its turn was not postponed
     }
     smt->done_waiting(cpu);
   }

@@ -39,8 +39,11 @@
 // owed as on a core of its own (machine/task.hpp). When it takes the turn, it waits
 // for the date its run ends; a sibling that changes state at a date before that
 // end while it waits re-dates the whole run from the history (Task::smt_redate(),
-// from push()): its turn moves sooner (core::Actor::advance_turn()), or, later,
-// it waits again from the turn it had. When the turn comes every event dated
+// from push()): its turn moves sooner (core::Actor::advance_turn()) or later
+// (core::Actor::postpone_turn(): the turn it had does not run it only to wait
+// again, a hand-off there and back). A later turn is also what its siblings'
+// settled_through() reads, so they read ahead past the old one. When the turn
+// comes every event dated
 // earlier has run, the siblings' history of the run is final, and so are the
 // run's dates: the same arithmetic on the same history, whether the turn was a
 // shortcut or queued (the reference mode).

@@ -116,6 +116,52 @@ TEST(TimeOrder, AnAdvancedTurnRunsAtItsNewDateOnce) {
   }
 }
 
+// A waiting actor's turn moved later (machine/smt.hpp: a sibling's change
+// re-dated the run it waits to end): it runs at the new date and not at the old
+// one, whose event moves there when it comes out; moved earlier again (between
+// the two dates, or before the old one), it runs at that date, and each date once.
+TEST(TimeOrder, APostponedTurnRunsAtItsNewDateOnly) {
+  struct Case {
+    Tick advance;  // after postponing 1000 -> 2000 (-1: none)
+    std::vector<std::pair<std::string, Tick>> want;
+  };
+  const std::vector<Case> cases{
+      {-1, {{"mover", 1200}, {"waiter", 2000}, {"waiter", 3000}}},
+      {1500, {{"mover", 1200}, {"waiter", 1500}, {"waiter", 3000}}},
+      {500, {{"waiter", 500}, {"waiter", 1000}, {"mover", 1200}, {"waiter", 3000}}},
+  };
+  for (bool reference : {false, true}) {
+    for (const Case& c : cases) {
+      Simulation sim;
+      sim.set_reference_order(reference);
+      Actor* waiter = nullptr;
+      std::vector<std::pair<std::string, Tick>> log;
+      const bool again = c.advance >= 0 && c.advance < 1000;
+      waiter = &sim.spawn("waiter", [&log, again](Actor& self) {
+        self.wait_turn(1000);
+        log.emplace_back("waiter", self.now());
+        if (again) {  // a turn at the old event's date: it runs there once
+          self.wait_turn(1000);
+          log.emplace_back("waiter", self.now());
+        }
+        self.wait_turn(3000);
+        log.emplace_back("waiter", self.now());
+      });
+      sim.spawn("mover", [&](Actor& self) {
+        self.wait_turn(100);
+        waiter->postpone_turn(2000);
+        waiter->postpone_turn(1800);  // earlier than its turn now: no effect
+        EXPECT_EQ(waiter->pending_turn(), 2000);
+        if (c.advance >= 0) waiter->advance_turn(c.advance);
+        self.wait_turn(1200);
+        log.emplace_back("mover", self.now());
+      });
+      sim.run();
+      EXPECT_EQ(log, c.want) << "reference " << reference << ", advance " << c.advance;
+    }
+  }
+}
+
 TEST(TimeOrder, AnUnparkBeforeTheParkLetsItReturnAtOnce) {
   Simulation sim;
   Actor* target = nullptr;
