@@ -36,7 +36,12 @@
 // W. A task's work between two turns is a run of pieces (Task::SmtPiece: work
 // stretched at the history's rate, waits of fixed length, waits until a date);
 // while it runs, the pieces are dated from the history as known, and the turn is
-// owed as on a core of its own (machine/task.hpp). When it takes the turn, it waits
+// owed as on a core of its own (machine/task.hpp). A run opens at the first piece
+// that could still move: before it, a wait is final as dated (its start is, its
+// length does not read the history), and so is work that ends before every
+// sibling's pending turn (settled_through(): a busy CPU changes state only at its
+// own task's steps); those are owed work as on a core without SMT, without the
+// run's bookkeeping. When it takes the turn, it waits
 // for the date its run ends; a sibling that changes state at a date before that
 // end while it waits re-dates the whole run from the history (Task::smt_redate(),
 // from push()): its turn moves sooner (core::Actor::advance_turn()) or later

@@ -37,7 +37,10 @@
 //     same for owed work (the window's edges).
 //   - With SMT, work reads its siblings' activity: between two turns its pieces
 //     are dated from their history as known, and re-dated until the turn comes
-//     (machine/smt.hpp); the turn is taken at the run's final date. It dates its
+//     (machine/smt.hpp); the turn is taken at the run's final date. Work that
+//     no sibling can change before its end (each sibling's task waits for a
+//     later turn: SmtCores::settled_through()) and waits are final as they are
+//     dated while no run is open: they are owed work as without SMT. It dates its
 //     own entries into and out of a spin at a turn (note_spin()).
 //   - An IPI to the CPU is paid when the task's work reaches it; posted while
 //     the task runs ahead, it lands in the task's first charge after its next
@@ -219,10 +222,15 @@ struct Task {
     Tick start, d;  // its dates as they stand (smt_record() counts its CPU time at them)
   };
   std::vector<SmtPiece> smt_pieces;
-  Tick smt_from = 0;                             // the run's start: its last turn
-  std::uint64_t smt_changes = 0;                 // SmtCores::sibling_changes() its dates rest on
-  std::vector<std::uint32_t> smt_semop_pieces;   // per owed_semops entry: the pieces before it
-  std::vector<std::uint32_t> smt_rounds_pieces;  // per owed_rounds entry
+  Tick smt_from = 0;              // the run's start: its last turn
+  std::uint64_t smt_changes = 0;  // SmtCores::sibling_changes() its dates rest on
+  // A count made during the run: its entry in owed_semops (owed_rounds), and
+  // the pieces before it (its date is the end of the last of them).
+  struct SmtCount {
+    std::uint32_t index, pieces;
+  };
+  std::vector<SmtCount> smt_semop_pieces;
+  std::vector<SmtCount> smt_rounds_pieces;
 
   // Work of length d (on a core of its own): the CPU's interruptions that land
   // in it delay it, and busy SMT siblings stretch it.
@@ -338,10 +346,12 @@ struct Task {
       interrupts_in(end - start);
       if (cursor != start) end = smt->end_of_work(cpu, cursor, d);
     }
-    if (actor != nullptr && actor->running())
-      smt_account(func, end - cursor, PieceKind::Stretch, d);
-    else
+    if (actor == nullptr || !actor->running())
       account(func, end - cursor);  // on another task's behalf: dated as the history stands
+    else if (smt_pieces.empty() && smt->settled_through(cpu, end))
+      account_final(func, end - cursor);  // no sibling can change before its end: final
+    else
+      smt_account(func, end - cursor, PieceKind::Stretch, d);
   }
   void smt_account(Func f, Tick d, PieceKind kind, Tick amount) {  // account() of a run's piece
     if (smt_pieces.empty()) smt_open();
@@ -379,11 +389,18 @@ struct Task {
   // of its own date, which leaves out the part past it.
   // With SMT a running task lists it as a piece of its run (`kind`, `amount`:
   // SmtPiece), its CPU time counted at its dates as they stand (smt_record()).
+  // Outside a run, with SMT too, a wait (kind Fixed or Until) is final as it is
+  // dated: its start is (nothing before it can move) and its length does not
+  // depend on the siblings; work is, where no sibling can change state before
+  // its end (smt_work()).
   void account(Func f, Tick d, PieceKind kind = PieceKind::Fixed, Tick amount = 0) {
-    if (smt != nullptr && actor != nullptr && actor->running()) {
+    if (smt != nullptr && !smt_pieces.empty() && actor != nullptr && actor->running()) {
       smt_account_out(f, d, kind, amount);
       return;
     }
+    account_final(f, d);
+  }
+  void account_final(Func f, Tick d) {
     record(f, d);
     // Work that continues the last piece, in the same function, extends it:
     // time_at() cuts one piece at any date exactly as it cuts the two.
@@ -426,13 +443,15 @@ struct Task {
     if (!turn_owed()) return;
     owed_semops.push_back(cursor);
     if (!smt_pieces.empty())
-      smt_semop_pieces.push_back(static_cast<std::uint32_t>(smt_pieces.size()));
+      smt_semop_pieces.push_back({static_cast<std::uint32_t>(owed_semops.size() - 1),
+                                  static_cast<std::uint32_t>(smt_pieces.size())});
   }
   // Takes back the calls counted since `before` (a step that counts no op).
   void uncount_semops(std::uint64_t before) {
     const std::uint64_t n = semops - before;
     owed_semops.resize(owed_semops.size() - std::min<std::size_t>(owed_semops.size(), n));
-    if (smt_semop_pieces.size() > owed_semops.size()) smt_semop_pieces.resize(owed_semops.size());
+    while (!smt_semop_pieces.empty() && smt_semop_pieces.back().index >= owed_semops.size())
+      smt_semop_pieces.pop_back();
     semops = before;
   }
   // n rounds of the workload's own figure onto `counter`, at its cursor's date.
@@ -441,7 +460,8 @@ struct Task {
     if (n == 0 || !turn_owed()) return;
     owed_rounds.push_back({cursor, n});
     if (!smt_pieces.empty())
-      smt_rounds_pieces.push_back(static_cast<std::uint32_t>(smt_pieces.size()));
+      smt_rounds_pieces.push_back({static_cast<std::uint32_t>(owed_rounds.size() - 1),
+                                   static_cast<std::uint32_t>(smt_pieces.size())});
   }
   // Its completed calls as of `date` (an observer's): without those counted
   // past it while it ran ahead of its turn; and the rounds so counted.
