@@ -133,6 +133,7 @@ struct Simulation::Impl {
       return nullptr;
     }
     t.state = ActorState::Running;
+    t.actor.pending_ = -1;
     clock.current = &t.actor;
     if (&t != self) ++handoffs;
     return &t;
@@ -201,6 +202,7 @@ struct Simulation::Impl {
     try {
       task.body(task.actor);
       task.state = ActorState::Exited;
+      task.actor.pending_ = -1;
       next = next_runner(&task);
     } catch (const bctx::detail::forced_unwind&) {
       throw;  // the fiber is being unwound (end of run): must reach boost.context
@@ -208,6 +210,7 @@ struct Simulation::Impl {
       fail(std::current_exception());
     }
     task.state = ActorState::Exited;
+    task.actor.pending_ = -1;
     resumer_slot = &task.context;  // receives nothing: this fiber is gone
     return std::move(context_of(next));
   }
@@ -249,13 +252,11 @@ void Actor::queue_turn(Tick date) {
   const Event turn{std::max(date, clock_->now), EventKind::Turn, static_cast<std::uint32_t>(id_)};
   clock_->ahead = false;  // its read-ahead ends with this turn
   if (observer_) clock_->barrier = turn.date;
-  impl_->turn_date = impl_->queued = turn.date;
+  impl_->turn_date = impl_->queued = pending_ = turn.date;
   s.hand_off(impl_.get(), &turn);
 }
 
 bool Actor::waiting() const { return impl_->state == ActorState::Waiting && !running(); }
-
-Tick Actor::pending_turn() const { return waiting() ? impl_->turn_date : -1; }
 
 void Actor::advance_turn(Tick date) {
   if (!waiting() || observer_ || date >= impl_->turn_date || sim_.impl_->unwinding ||
@@ -265,7 +266,7 @@ void Actor::advance_turn(Tick date) {
     throw SimulationError("time order: a turn moved to " + std::to_string(ticks_to_ns(date)) +
                           " ns, before the clock at " + std::to_string(ticks_to_ns(clock_->now)) +
                           " ns");
-  impl_->turn_date = date;
+  impl_->turn_date = pending_ = date;
   if (date >= impl_->queued) return;  // its live event comes first, and moves to `date`
   impl_->queued = date;
   sim_.impl_->push(Event{date, EventKind::Turn, static_cast<std::uint32_t>(id_)});
@@ -275,7 +276,7 @@ void Actor::postpone_turn(Tick date) {
   if (!waiting() || observer_ || date <= impl_->turn_date || sim_.impl_->unwinding ||
       sim_.impl_->stopped)
     return;
-  impl_->turn_date = date;  // the live event moves there when it comes out (dispatch())
+  impl_->turn_date = pending_ = date;  // the live event moves there when it comes out (dispatch())
 }
 
 void Actor::no_progress() const {

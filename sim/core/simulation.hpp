@@ -142,8 +142,9 @@ class Actor {
   void note_read_ahead() { clock_->ahead = true; }
   // Is it waiting in wait_turn() for a turn (not running, not parked)?
   bool waiting() const;
-  // The date of the turn it waits for (waiting()), else -1.
-  Tick pending_turn() const;
+  // The date of the turn it waits for (waiting()), else -1. Inline: every
+  // read ahead on an SMT core asks it of its siblings (machine/smt.hpp).
+  Tick pending_turn() const { return pending_; }
   // Move its pending turn earlier, to `date` (no earlier than the clock): called
   // by the running actor's step when what the waiting one waits for ends sooner
   // (machine/smt.hpp: a sibling stops during a pass). Its wait_turn() then
@@ -181,6 +182,7 @@ class Actor {
   Simulation& sim_;
   int id_;
   bool observer_ = false;  // its turns are the read-ahead barrier
+  Tick pending_ = 0;       // pending_turn(): it starts waiting for a turn at 0
   ClockState* clock_;
   std::unique_ptr<Impl> impl_;
 };

@@ -169,12 +169,8 @@ Tick SmtCores::end_of_work_walk(int cpu, Tick start, Tick work) const {
   return from + round_half_away(left * slowdown_at(cpu, from));
 }
 
-bool SmtCores::settled_through(int cpu, Tick t) const {
-  for (int s : cpus_[static_cast<std::size_t>(cpu)].siblings) {
-    const Task* task = cpus_[static_cast<std::size_t>(s)].task;
-    if (task == nullptr || task->actor == nullptr || task->actor->pending_turn() <= t) return false;
-  }
-  return true;
+void SmtCores::set_task(int cpu, const Task* task) {
+  cpus_[static_cast<std::size_t>(cpu)].actor = task != nullptr ? task->actor : nullptr;
 }
 
 namespace {

@@ -73,6 +73,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/simulation.hpp"
 #include "core/time.hpp"
 #include "machine/topology.hpp"
 
@@ -140,14 +141,21 @@ class SmtCores {
   }
   void done_waiting(int cpu) { cpus_[static_cast<std::size_t>(cpu)].waiter.task = nullptr; }
   // The task on `cpu` (nullptr: none), as the scheduler sets it.
-  void set_task(int cpu, const Task* task) { cpus_[static_cast<std::size_t>(cpu)].task = task; }
+  void set_task(int cpu, const Task* task);
   // Is the history of `cpu`'s siblings final through date `t`: is each one's task
   // waiting for a turn dated after t? A busy CPU changes state only at its own
   // task's steps, so nothing can be pushed before that turn: a run of `cpu`'s work
   // is final up to t, and dated from the same history as a run that started at t
   // (what a read ahead of the turn needs, machine/task.hpp). An idle sibling, or
   // one whose task is parked, settles nothing.
-  bool settled_through(int cpu, Tick t) const;
+  // Inline: every read ahead and every piece of work outside a run asks it.
+  bool settled_through(int cpu, Tick t) const {
+    const Cpu& me = cpus_[static_cast<std::size_t>(cpu)];
+    if (me.sibling >= 0) return turn_after(cpus_[static_cast<std::size_t>(me.sibling)], t);
+    for (int s : me.siblings)
+      if (!turn_after(cpus_[static_cast<std::size_t>(s)], t)) return false;
+    return true;
+  }
   // Re-datings that would have put a run before the clock, and were held at it
   // (process-wide; the header says why none should happen: the tests check it).
   static std::uint64_t held_at_clock();
@@ -178,13 +186,18 @@ class SmtCores {
     // its sibling's latest entries, one cache line instead of a deque's map.
     std::vector<Change> history;
     std::size_t first = 0;
-    std::vector<int> siblings;   // the other hardware threads of its core
-    int sibling = -1;            // the only one (cores of 2 threads), else -1
-    Tick reading_from = -1;      // start of its task's run of work not yet final (-1: none)
-    Waiter waiter;               // its task waiting for its turn (task nullptr: none)
-    const Task* task = nullptr;  // its current task (set_task())
-    std::uint64_t changes = 0;   // transitions pushed so far
+    std::vector<int> siblings;           // the other hardware threads of its core
+    int sibling = -1;                    // the only one (cores of 2 threads), else -1
+    Tick reading_from = -1;              // start of its task's run of work not yet final (-1: none)
+    Waiter waiter;                       // its task waiting for its turn (task nullptr: none)
+    const core::Actor* actor = nullptr;  // its current task's (set_task(); nullptr: none)
+    std::uint64_t changes = 0;           // transitions pushed so far
   };
+  // Does the task on CPU c wait for a turn dated after t (an idle CPU, or a
+  // parked or running task, does not)?
+  static bool turn_after(const Cpu& c, Tick t) {
+    return c.actor != nullptr && c.actor->pending_turn() > t;
+  }
   State state_at(int cpu, Tick t) const;
   Tick end_of_work_walk(int cpu, Tick start, Tick work) const;  // end_of_work() through the changes
   // `cpu` changed state at `date`: the runs its siblings wait with are re-dated.
