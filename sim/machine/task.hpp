@@ -564,8 +564,9 @@ class InFunc {
  public:
   // Whether it enters or leaves a spin is the same at both ends: the functions
   // entered in its scope have restored t.func by its end.
-  InFunc(Task& t, Func f) : task_(t), saved_(t.func), flips_(spins(f) != spins(saved_)) {
-    if (flips_ && t.smt != nullptr) t.note_spin(spins(f));
+  InFunc(Task& t, Func f)
+      : task_(t), saved_(t.func), flips_(t.smt != nullptr && spins(f) != spins(saved_)) {
+    if (flips_) t.note_spin(spins(f));
     t.func = f;
   }
   ~InFunc() {
