@@ -41,6 +41,9 @@ class CpuNoise {
     return interrupt_wait(from, until);
   }
 
+  // Would past_wait(from, until) have anything to say (an arrival due before `until`)?
+  bool due_before(Tick until) const { return next_ < until; }
+
   std::uint64_t interruptions() const { return count_; }
 
  private:

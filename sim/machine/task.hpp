@@ -324,9 +324,10 @@ struct Task {
     else if (!smt_pieces.empty())  // over at these dates, maybe not at the final ones
       smt_pieces.push_back({func, PieceKind::Until, t, cursor, 0});
   }
-  // Inline up to its usual answer, none: no noise and no IPI to pay.
+  // Inline up to its usual answer, none: no noise due and no IPI to pay.
   void interrupts_after_wait(Tick from) {
-    if (cursor > from && (noise != nullptr || (ipis != nullptr && ipis->payable() > 0)))
+    if (cursor > from && ((noise != nullptr && noise->due_before(cursor)) ||
+                          (ipis != nullptr && ipis->payable() > 0)))
       interrupts_past(from);
   }
   [[gnu::noinline]] void interrupts_past(Tick from) {
