@@ -329,6 +329,50 @@ TEST(Smt, AnObserverReadsAWaitingRunAtItsFinalDates) {
   EXPECT_EQ(user_by, done - 2);
 }
 
+// Work that ends before the sibling's pending turn is final as dated, owed work
+// outside any run (machine/smt.hpp); a semop counted there keeps its date, and one
+// counted in the run that follows moves with the run: the observer reads each at
+// its own date. The sibling waits for its turn at W/2, where it leaves: the first
+// W/4 ends at lead + 3W/8, before it; the next W, stretched to 1.5 W as first
+// dated, ends sooner once the sibling has left.
+TEST(Smt, ACountBeforeARunKeepsItsDateAndOneInTheRunMovesWithIt) {
+  machine::Topology topo(smt_machine());
+  machine::Scheduler sched(topo);
+  machine_test::TaskSet set;
+  const Tick lead = ns_to_ticks(10);
+  machine::Task& worker = set.add(0, [&](Task& t) {
+    sched.start(t);
+    t.advance_to(lead);  // the sibling waits for its turn at W/2 from here on
+    t.charge_private(kW / 4);
+    t.count_semop();
+    t.charge_private(kW);
+    t.count_semop();
+    t.charge_private(kW);
+    t.sync();
+    sched.exit(t);
+  });
+  set.add(1, [&](Task& t) {
+    sched.start(t);
+    t.advance_to(kW / 2);
+    sched.exit(t);
+  });
+  const Tick first = lead + kW / 4 * 3 / 2;  // 385 ns
+  // The run's W from `first`: (W/2 - first) at 1/1.5 of the pace, the rest alone.
+  const double second = static_cast<double>(kW / 2) + static_cast<double>(kW) -
+                        static_cast<double>(kW / 2 - first) / kSlowdown;  // ~1423 ns
+  const Tick as_first_dated = first + kW * 3 / 2;                         // 1885 ns
+  std::vector<std::uint64_t> seen;
+  set.sim.spawn("observer", [&](core::Actor& self) {
+    for (Tick at : {first - 2, first + 2, static_cast<Tick>(second) - 2,
+                    static_cast<Tick>(second) + 2, as_first_dated + 2}) {
+      self.sleep_until(at);
+      seen.push_back(worker.semops_at(self.now()));
+    }
+  });
+  set.sim.run();
+  EXPECT_EQ(seen, (std::vector<std::uint64_t>{0, 1, 1, 2, 2}));
+}
+
 TEST(Smt, HistoryAnswersByDate) {
   auto m = smt_machine();
   machine::Topology topo(m);
