@@ -292,6 +292,15 @@ TEST(Smt, ARunOfPrivateWorkIsDatedLikeOneCharge) {
   EXPECT_NEAR(static_cast<double>(end[0]), static_cast<double>(kW / 2 + kW) - before, 2.0);
 }
 
+// A sibling on CPU 1 that is busy from 0 and leaves at W/2.
+void add_sibling_leaving_at_half(machine_test::TaskSet& set, machine::Scheduler& sched) {
+  set.add(1, [&sched](Task& t) {
+    sched.start(t);
+    t.advance_to(kW / 2);
+    sched.exit(t);
+  });
+}
+
 // What an observer reads of a run that waits for its turn is at the run's dates
 // as re-dated: a semop counted after W of private work beside a sibling that
 // leaves at W/2 is done at W/2 + (W - W/3) = 7W/6, not at 1.5 W (the date the
@@ -308,11 +317,7 @@ TEST(Smt, AnObserverReadsAWaitingRunAtItsFinalDates) {
     t.sync();
     sched.exit(t);
   });
-  set.add(1, [&](Task& t) {
-    sched.start(t);
-    t.advance_to(kW / 2);
-    sched.exit(t);
-  });
+  add_sibling_leaving_at_half(set, sched);
   const Tick done = kW / 2 + kW - kW / 3;  // 7W/6, to a tick
   std::uint64_t before = 9, after = 9;
   Tick user_by = -1;
@@ -351,11 +356,7 @@ TEST(Smt, ACountBeforeARunKeepsItsDateAndOneInTheRunMovesWithIt) {
     t.sync();
     sched.exit(t);
   });
-  set.add(1, [&](Task& t) {
-    sched.start(t);
-    t.advance_to(kW / 2);
-    sched.exit(t);
-  });
+  add_sibling_leaving_at_half(set, sched);
   const Tick first = lead + kW / 4 * 3 / 2;  // 385 ns
   // The run's W from `first`: (W/2 - first) at 1/1.5 of the pace, the rest alone.
   const double second = static_cast<double>(kW / 2) + static_cast<double>(kW) -
