@@ -56,12 +56,11 @@ struct Actor::Impl {
   bctx::fiber context;
   ActorState state = ActorState::Waiting;
   int wakes = 0;  // unparks that arrived while it was not parked
-  // While it waits: the date of its turn (turn_date), and of its live turn event
-  // in the calendar (queued <= turn_date). A turn event of another date than
-  // `queued` is one that advance_turn() replaced (stale: skipped when it comes
+  // While it waits: the date of its live turn event in the calendar, at or before
+  // the date of its turn (Actor::pending_turn()). A turn event of another date
+  // than `queued` is one that advance_turn() replaced (stale: skipped when it comes
   // out); the live one, when postpone_turn() moved the turn past it, is pushed
-  // again at turn_date when it comes out, without running the task.
-  Tick turn_date = 0;
+  // again at the turn's date when it comes out, without running the task.
   Tick queued = 0;
 };
 
@@ -120,10 +119,10 @@ struct Simulation::Impl {
     Task& t = *tasks[e.ref];
     if (e.kind == EventKind::Turn) {
       if (t.state != ActorState::Waiting || e.date != t.queued)
-        return nullptr;            // replaced by an earlier turn (advance_turn())
-      if (e.date < t.turn_date) {  // postponed (postpone_turn()): its turn is later
-        t.queued = t.turn_date;
-        calendar.push(Event{t.turn_date, EventKind::Turn, e.ref});
+        return nullptr;                 // replaced by an earlier turn (advance_turn())
+      if (e.date < t.actor.pending_) {  // postponed (postpone_turn()): its turn is later
+        t.queued = t.actor.pending_;
+        calendar.push(Event{t.queued, EventKind::Turn, e.ref});
         clock.horizon = calendar.earliest();
         return nullptr;
       }
@@ -202,7 +201,6 @@ struct Simulation::Impl {
     try {
       task.body(task.actor);
       task.state = ActorState::Exited;
-      task.actor.pending_ = -1;
       next = next_runner(&task);
     } catch (const bctx::detail::forced_unwind&) {
       throw;  // the fiber is being unwound (end of run): must reach boost.context
@@ -210,7 +208,6 @@ struct Simulation::Impl {
       fail(std::current_exception());
     }
     task.state = ActorState::Exited;
-    task.actor.pending_ = -1;
     resumer_slot = &task.context;  // receives nothing: this fiber is gone
     return std::move(context_of(next));
   }
@@ -252,31 +249,29 @@ void Actor::queue_turn(Tick date) {
   const Event turn{std::max(date, clock_->now), EventKind::Turn, static_cast<std::uint32_t>(id_)};
   clock_->ahead = false;  // its read-ahead ends with this turn
   if (observer_) clock_->barrier = turn.date;
-  impl_->turn_date = impl_->queued = pending_ = turn.date;
+  impl_->queued = pending_ = turn.date;
   s.hand_off(impl_.get(), &turn);
 }
 
 bool Actor::waiting() const { return impl_->state == ActorState::Waiting && !running(); }
 
 void Actor::advance_turn(Tick date) {
-  if (!waiting() || observer_ || date >= impl_->turn_date || sim_.impl_->unwinding ||
-      sim_.impl_->stopped)
+  if (!waiting() || observer_ || date >= pending_ || sim_.impl_->unwinding || sim_.impl_->stopped)
     return;
   if (date < clock_->now)
     throw SimulationError("time order: a turn moved to " + std::to_string(ticks_to_ns(date)) +
                           " ns, before the clock at " + std::to_string(ticks_to_ns(clock_->now)) +
                           " ns");
-  impl_->turn_date = pending_ = date;
+  pending_ = date;
   if (date >= impl_->queued) return;  // its live event comes first, and moves to `date`
   impl_->queued = date;
   sim_.impl_->push(Event{date, EventKind::Turn, static_cast<std::uint32_t>(id_)});
 }
 
 void Actor::postpone_turn(Tick date) {
-  if (!waiting() || observer_ || date <= impl_->turn_date || sim_.impl_->unwinding ||
-      sim_.impl_->stopped)
+  if (!waiting() || observer_ || date <= pending_ || sim_.impl_->unwinding || sim_.impl_->stopped)
     return;
-  impl_->turn_date = pending_ = date;  // the live event moves there when it comes out (dispatch())
+  pending_ = date;  // the live event moves there when it comes out (dispatch())
 }
 
 void Actor::no_progress() const {

@@ -182,7 +182,9 @@ class Actor {
   Simulation& sim_;
   int id_;
   bool observer_ = false;  // its turns are the read-ahead barrier
-  Tick pending_ = 0;       // pending_turn(): it starts waiting for a turn at 0
+  // pending_turn(): the date of its turn while it waits (it starts waiting for one
+  // at 0), -1 from when it runs (core/simulation.cpp, dispatch()).
+  Tick pending_ = 0;
   ClockState* clock_;
   std::unique_ptr<Impl> impl_;
 };
