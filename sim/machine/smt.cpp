@@ -218,7 +218,7 @@ void Task::smt_redate(Tick changed) {
     const Tick d = p->kind == PieceKind::Stretch ? smt->end_of_work(cpu, t, p->amount) - t
                    : p->kind == PieceKind::Until ? std::max<Tick>(0, p->amount - t)
                                                  : p->amount;
-    smt_record(p->func, d - p->d);
+    count_time(p->func, d - p->d);
     p->d = d;
     p->start = t;
     t += d;
@@ -240,7 +240,7 @@ Tick Task::smt_date_after(std::uint32_t pieces) const {
 void Task::smt_hold_until(Tick t) {
   if (t <= cursor || smt_pieces.empty()) return;
   SmtPiece& p = smt_pieces.back();
-  smt_record(p.func, t - cursor);
+  count_time(p.func, t - cursor);
   p.d += t - cursor;
   if (p.kind == PieceKind::Fixed) p.amount = p.d;
   cursor = t;

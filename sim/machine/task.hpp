@@ -219,7 +219,7 @@ struct Task {
     Func func;
     PieceKind kind;
     Tick amount;
-    Tick start, d;  // its dates as they stand (smt_record() counts its CPU time at them)
+    Tick start, d;  // its dates as they stand (its CPU time counted at them: smt_account())
   };
   std::vector<SmtPiece> smt_pieces;
   Tick smt_from = 0;              // the run's start: its last turn
@@ -326,9 +326,13 @@ struct Task {
   }
   // Inline up to its usual answer, none: no noise due and no IPI to pay.
   void interrupts_after_wait(Tick from) {
-    if (cursor > from && ((noise != nullptr && noise->due_before(cursor)) ||
-                          (ipis != nullptr && ipis->payable() > 0)))
-      interrupts_past(from);
+    if (cursor > from && interrupts_due(cursor)) interrupts_past(from);
+  }
+  // May an interruption land before `until` (else interrupts_in() and
+  // interrupts_past() up to it charge nothing)?
+  bool interrupts_due(Tick until) const {
+    return (noise != nullptr && noise->due_before(until)) ||
+           (ipis != nullptr && ipis->payable() > 0);
   }
   [[gnu::noinline]] void interrupts_past(Tick from) {
     const Tick until = cursor;
@@ -347,30 +351,28 @@ struct Task {
   void smt_work(Tick d) {
     Tick end = smt->end_of_work(cpu, cursor, d);
     const Tick start = cursor;
-    if (noise != nullptr || (ipis != nullptr && ipis->payable() > 0)) {
+    if (interrupts_due(end)) {
       interrupts_in(end - start);
       if (cursor != start) end = smt->end_of_work(cpu, cursor, d);
     }
-    if (actor == nullptr || !actor->running())
-      account(func, end - cursor);  // on another task's behalf: dated as the history stands
-    else if (smt_pieces.empty() && smt->settled_through(cpu, end))
-      account_final(func, end - cursor);  // no sibling can change before its end: final
+    // Dated as the history stands: on another task's behalf, or where no sibling
+    // can change state before its end (no run open: its start is final too).
+    if (actor == nullptr || !actor->running() ||
+        (smt_pieces.empty() && smt->settled_through(cpu, end)))
+      account_final(func, end - cursor);
     else
       smt_account(func, end - cursor, PieceKind::Stretch, d);
   }
   void smt_account(Func f, Tick d, PieceKind kind, Tick amount) {  // account() of a run's piece
     if (smt_pieces.empty()) smt_open();
     smt_pieces.push_back({f, kind, kind == PieceKind::Fixed ? d : amount, cursor, d});
-    smt_record(f, d);
+    // Its CPU time is counted as its dates stand, and the difference again when it
+    // is re-dated (smt_redate(), smt_hold_until()): time_at() leaves out the part
+    // past an observer's date, as for owed work; the trace gets it once final
+    // (smt_close()).
+    count_time(f, d);
     cursor += d;
     if (!owe_turns) smt_keep_order();
-  }
-  // A piece's CPU time is counted as its dates stand, and counted again when it is
-  // re-dated (smt_redate(), smt_hold_until()): time_at() leaves out the part past
-  // an observer's date, as for owed work; the trace gets it once final (smt_close()).
-  void smt_record(Func f, Tick d) {
-    time[static_cast<std::size_t>(f)] += d;
-    if (cpu_time != nullptr) (*cpu_time)[static_cast<std::size_t>(f)] += d;
   }
   void smt_keep_order();
   // smt_account() out of line: account() stays small enough to inline without SMT.
@@ -393,7 +395,7 @@ struct Task {
   // an observer that runs while the task waits for that turn reads time_at()
   // of its own date, which leaves out the part past it.
   // With SMT a running task lists it as a piece of its run (`kind`, `amount`:
-  // SmtPiece), its CPU time counted at its dates as they stand (smt_record()).
+  // SmtPiece), its CPU time counted at its dates as they stand (smt_account()).
   // Outside a run, with SMT too, a wait (kind Fixed or Until) is final as it is
   // dated: its start is (nothing before it can move) and its length does not
   // depend on the siblings; work is, where no sibling can change state before
@@ -484,6 +486,10 @@ struct Task {
   // switching it out after it left the run queue).
   void record(Func f, Tick d) {
     if (trace != nullptr) trace->cpu_time(*this, f, cursor, d);
+    count_time(f, d);
+  }
+  // CPU time d of f onto the task's and its CPU's totals (no trace event).
+  void count_time(Func f, Tick d) {
     time[static_cast<std::size_t>(f)] += d;
     if (cpu_time != nullptr) (*cpu_time)[static_cast<std::size_t>(f)] += d;
   }
