@@ -102,17 +102,27 @@ class Sampler {
   void restart() {
     n_ = 0;
     stride_ = kSamplePeriod;
+    next_ = 0;
   }
-  bool want(std::uint64_t index) const { return buf_ != nullptr && index % stride_ == 0; }
+  // Is call `index` of the window one to time (index % stride == 0)? A comparison
+  // with the next such index, not a division: a 64-bit DIV on every call (tens of
+  // cycles before each semop()) would be the runner's own cost in every figure.
+  bool want(std::uint64_t index) const { return buf_ != nullptr && index == next_; }
   void add(std::uint64_t index, std::int64_t ns) {
+    next_ = index + stride_;
     if (n_ == kSampleCapacity) {
       for (std::uint32_t i = 0; i < kSampleCapacity / 2; ++i) buf_[i] = buf_[2 * i];
       n_ = kSampleCapacity / 2;
       stride_ *= 2;
+      // index is an odd multiple of the old stride: the next multiple of the new one
+      // is the next_ set above; an even one is kept.
       if (index % stride_ != 0) return;
+      next_ = index + stride_;
     }
     buf_[n_++] = static_cast<std::uint64_t>(ns < 0 ? 0 : ns);
   }
+  // A wanted call that cannot be timed (it failed): the next one is stride on.
+  void skip(std::uint64_t index) { next_ = index + stride_; }
   std::uint32_t count() const { return n_; }
   std::uint32_t stride() const { return static_cast<std::uint32_t>(stride_); }
 
@@ -120,6 +130,7 @@ class Sampler {
   std::uint64_t* buf_;
   std::uint32_t n_ = 0;
   std::uint64_t stride_ = kSamplePeriod;
+  std::uint64_t next_ = 0;
 };
 
 template <class Program>
@@ -140,8 +151,7 @@ void run_task(Program& program, TaskEnv& env) {
   wait_for_start(ctl);
 
   Sampler sampler(env.samples);
-  struct rusage at_start {
-  }, at_end{};
+  struct rusage at_start{}, at_end{};
   std::int64_t cpu_start = 0;
   std::int64_t cpu_end = 0;
   bool have_start = false;
@@ -203,7 +213,12 @@ void run_task(Program& program, TaskEnv& env) {
           r = semop(env.semids[s.array], buf, static_cast<std::size_t>(n));
         } while (r < 0 && errno == EINTR);
         if (r < 0) err = errno;
-        if (sample && (err == 0 || err == EAGAIN)) sampler.add(index, monotonic_ns() - t0);
+        if (sample) {
+          if (err == 0 || err == EAGAIN)
+            sampler.add(index, monotonic_ns() - t0);
+          else
+            sampler.skip(index);
+        }
         if (in_window) ++index;
         if (err == EAGAIN) {
           ++eagain;
