@@ -24,8 +24,8 @@
 //   wakeup_waker          futex ping-pong across CPUs: the FUTEX_WAKE that wakes a
 //                         sleeper minus one that finds nobody
 //   wakeup_latency        futex ping-pong across CPUs: hand-off minus the wake call
-//   user_loop_iteration   the runner's per-call loop around a semop() the kernel rejects
-//                         at entry, minus that semop() in a bare loop
+//   user_loop_iteration   the runner's own task loop around successful semop() calls,
+//                         minus the same calls in a bare loop
 //   bubble_sort_round     workloads::bubble_sort_delay; memcpy_byte: AIM9's sizes in L1
 //   clock_ghz             TSC against CLOCK_MONOTONIC
 //   time_slice            two CPU-bound threads on one CPU: their uninterrupted run lengths

@@ -76,8 +76,8 @@ Json derive_model(const Measurements& x, const SimulatedCall& simulated_call_ns)
   }
   record("l1_load", x.l1_load);
   record("memory_load", x.memory_load);
-  record("semop_einval", x.semop_einval);
-  record("runner_loop_einval", x.runner_loop_einval);
+  record("semop_loop_bare", x.semop_loop_bare);
+  record("runner_loop_semop", x.runner_loop_semop);
   record("busy_loop_iteration", x.busy_loop_iteration);
   record("bubble_sort_round", x.bubble_sort_round);
   record("memcpy_byte", x.memcpy_byte, "ns/byte");
@@ -209,6 +209,7 @@ Json derive_model(const Measurements& x, const SimulatedCall& simulated_call_ns)
   prov["quick"] = quick;
   prov["kernel_release"] = x.kernel_release;
   prov["kernel_generation"] = x.generation;
+  prov["kernel_sched_options"] = x.kernel_sched_options;
   prov["cpu_model"] = x.cpu_model;
   prov["host_cpus"] = cpus;
   prov["probes"] = probes_out;

@@ -15,8 +15,8 @@ namespace semsim::calibrate {
 
 // {"latency_ns": {"same_die": x, ...}, "semop_ns": y}: latency_ns has the classes
 // the host's CPU pairs fall in (as the calibrated model's latency_ns, before any
-// class is raised to a nearer one), and is absent on a host of one CPU. Serialised with the native runner and
-// the calibration (they would disturb each other).
+// class is raised to a nearer one), and is absent on a host of one CPU. Serialised with the native
+// runner and the calibration (they would disturb each other).
 Json host_check();
 
 }  // namespace semsim::calibrate

@@ -41,7 +41,7 @@ double cpuinfo_mhz() {
 
 std::string utc_now() {
   const time_t now = time(nullptr);
-  struct tm tm {};
+  struct tm tm{};
   gmtime_r(&now, &tm);
   char buf[32];
   strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);

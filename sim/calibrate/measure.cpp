@@ -28,6 +28,13 @@ Measurements measure(bool quick, const std::string& name) {
     std::ifstream in("/proc/loadavg");
     in >> x.load_average;
   }
+  {
+    std::ifstream in("/proc/cmdline");
+    for (std::string opt; in >> opt && opt != "--";)
+      if (opt.rfind("sched", 0) == 0 || opt.find("haltpoll") != std::string::npos ||
+          opt.find("halt_poll") != std::string::npos || opt.rfind("idle=", 0) == 0)
+        x.kernel_sched_options.push_back(opt);
+  }
 
   probes::Settings st;
   st.quick = quick;
@@ -76,8 +83,8 @@ Measurements measure(bool quick, const std::string& name) {
   x.l1_load = probes::l1_load(st);
   x.memory_load = probes::memory_load(st);
   // Back to back: the difference is the runner's own work, so both see one host state.
-  x.semop_einval = probes::semop_einval(st);
-  x.runner_loop_einval = probes::runner_loop_with_einval(st);
+  x.semop_loop_bare = probes::semop_loop_bare(st);
+  x.runner_loop_semop = probes::runner_loop_semop(st);
   x.busy_loop_iteration = probes::busy_loop_iteration(st);
   x.bubble_sort_round = probes::bubble_sort_round(st);
   x.memcpy_byte = probes::memcpy_byte(st);

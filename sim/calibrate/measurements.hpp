@@ -28,7 +28,11 @@ struct Measurements {
   std::string cpu_model = "unknown CPU";   // /proc/cpuinfo "model name"
   double cpuinfo_mhz = 0;                  // /proc/cpuinfo "cpu MHz" (0: none)
   double load_average = -1;                // /proc/loadavg at the start
-  std::string date;                        // UTC, ISO 8601
+  // The kernel command line's options that change wake-up placement or cost (sched*,
+  // haltpoll and halt_poll settings, idle=), up to its "--": why a host's wake-up
+  // costs and placement shares may differ from another's of the same kernel release.
+  std::vector<std::string> kernel_sched_options;
+  std::string date;  // UTC, ISO 8601
 
   // The probes (calibrate/probes.hpp), in the order they run.
   std::vector<probes::Stat> semop_rounds;  // start, middle, end
@@ -42,7 +46,7 @@ struct Measurements {
   int busy_pull_pairs = 0;
   probes::ProtectionCurve protection;
   probes::RemoteWake remote;
-  probes::Stat l1_load, memory_load, semop_einval, runner_loop_einval, busy_loop_iteration,
+  probes::Stat l1_load, memory_load, semop_loop_bare, runner_loop_semop, busy_loop_iteration,
       bubble_sort_round, memcpy_byte, tsc_ghz, time_slice;
   std::vector<probes::NoiseCpu> os_noise;
 };

@@ -29,7 +29,7 @@ inline int futex(std::atomic<int>& word, int op, int val, bool shared = false) {
 // SCHED_BATCH for the calling thread only (no privilege needed): its wake-ups never
 // preempt the task running on its CPU.
 inline void set_batch_policy() {
-  struct sched_param sp {};
+  struct sched_param sp{};
   sched_setscheduler(0, SCHED_BATCH, &sp);
 }
 

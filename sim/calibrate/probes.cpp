@@ -28,6 +28,7 @@
 #include "core/rng.hpp"
 #include "native/run_support.hpp"
 #include "native/sysv_array.hpp"
+#include "native/task_loop.hpp"
 #include "workloads/aim9_shm_def.hpp"
 #include "workloads/semop_multi_def.hpp"
 #include "workloads/step_def.hpp"
@@ -41,6 +42,8 @@ using native::detail::monotonic_ns;
 // The runner-key index calibration arrays use (one at a time); measure() and
 // calibrate() never run together (they share the runner's lock).
 constexpr int kProbeArrayIndex = native::kMaxArraysPerProcess - 1;
+// The runner-loop probes' array: semop-multi's default of 8 semaphores.
+constexpr int kRunnerProbeSems = 8;
 
 double median_of(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -315,7 +318,7 @@ struct ProbeArray {
 };
 
 int semop1(int id, int num, int op) {
-  struct sembuf b {};
+  struct sembuf b{};
   b.sem_num = static_cast<unsigned short>(num);
   b.sem_op = static_cast<short>(op);
   b.sem_flg = 0;
@@ -622,36 +625,85 @@ Stat memory_load(const Settings& s) { return chase(s, s.quick ? (128u << 20) : (
 // ---------------------------------------------------------------------------
 // User-space work.
 
-Stat runner_loop_with_einval(const Settings& s) {
-  return loop_probe(s, [](long n) {
-    // What the runner's task loop does around each semop() (task_loop.hpp), with a
-    // semop() the kernel refuses at entry (semid < 0: EINVAL before any other work).
-    workloads::SemopMultiProgram program(workloads::SemopMultiPattern::Stride, 3, 8, 1);
-    alignas(64) static std::atomic<int> phase{0};
-    alignas(64) static std::atomic<std::uint64_t> counter{0};
-    workloads::Step step;
-    struct sembuf buf[2];
-    std::uint64_t ops = 0;
-    int seen = -1;
-    for (long i = 0; i < n; ++i) {
-      const int ph = phase.load(std::memory_order_acquire);
-      if (ph != seen) seen = ph;
-      program.next(step);
-      for (int k = 0; k < step.nsops; ++k) {
-        buf[k].sem_num = static_cast<unsigned short>(step.sops[k].sem_num);
-        buf[k].sem_op = static_cast<short>(step.sops[k].sem_op);
-        buf[k].sem_flg = static_cast<short>(step.sops[k].sem_flg);
+namespace {
+
+// semop-multi (the pattern the runner's loop is probed with) as the runner runs it,
+// ending after `steps` calls: the task loop then reports and returns.
+class LimitedSemopMulti {
+ public:
+  explicit LimitedSemopMulti(long steps)
+      : program_(workloads::SemopMultiPattern::Stride, 3, kRunnerProbeSems, 1), left_(steps) {}
+  bool next(workloads::Step& s) { return left_-- > 0 && program_.next(s); }
+
+ private:
+  workloads::SemopMultiProgram program_;
+  long left_;
+};
+
+// Per call of `body`, without what a call of `body` costs once (the task loop's
+// start and end: rusage, clocks, buffers): the slope between batches of n and 2n
+// calls, each the lower quartile of its batches, over the repeats.
+template <class Body>
+Stat slope_probe(const Settings& s, Body body) {
+  return on_cpu(s.cpu, [&] {
+    long ops = 256;
+    for (;;) {  // warm up and size the batches as loop_probe() does
+      const std::int64_t t0 = monotonic_ns();
+      body(ops);
+      const std::int64_t took = monotonic_ns() - t0;
+      if (took >= kBatchTargetNs / 2) {
+        ops = std::max<long>(256, static_cast<long>(static_cast<double>(ops) * kBatchTargetNs /
+                                                    static_cast<double>(took)));
+        break;
       }
-      semop(-1, buf, static_cast<std::size_t>(step.nsops));
-      counter.store(++ops, std::memory_order_relaxed);
+      ops *= 4;
     }
+    const int batches = s.quick ? 15 : 31;
+    std::vector<double> reps;
+    for (int r = 0; r < s.repeats; ++r) {
+      const double one = batched(batches, ops, body) * static_cast<double>(ops);
+      const double two = batched(batches, 2 * ops, body) * static_cast<double>(2 * ops);
+      reps.push_back((two - one) / static_cast<double>(ops));
+    }
+    return summarize(reps);
   });
 }
 
-Stat semop_einval(const Settings& s) {
-  return loop_probe(s, [](long n) {
-    struct sembuf buf {};
-    for (long i = 0; i < n; ++i) semop(-1, &buf, 1);
+}  // namespace
+
+Stat runner_loop_semop(const Settings& s) {
+  native::SemArray array(kRunnerProbeSems, kProbeArrayIndex);
+  const int id = array.id();
+  std::vector<std::uint64_t> samples(native::detail::kSampleCapacity);
+  return slope_probe(s, [&](long n) {
+    // The runner's own task loop (native/task_loop.hpp), already in its window:
+    // no start barrier to wait at, and its stop is the program's end.
+    native::detail::RunControl ctl;
+    ctl.go.store(1);
+    ctl.phase.store(native::detail::kWindow);
+    native::detail::TaskSlot slot;
+    native::detail::TaskEnv env;
+    env.ctl = &ctl;
+    env.slot = &slot;
+    env.samples = samples.data();
+    env.semids[0] = id;
+    LimitedSemopMulti program(n);
+    native::detail::run_task(program, env);
+    if (ctl.failure.load() != native::detail::kNone)
+      throw SimulationError("calibrate: the runner-loop probe's semop() failed");
+  });
+}
+
+Stat semop_loop_bare(const Settings& s) {
+  native::SemArray array(kRunnerProbeSems, kProbeArrayIndex);
+  const int id = array.id();
+  return slope_probe(s, [id](long n) {
+    // The same calls: +1 then -1 on each semaphore in turn.
+    for (long i = 0; i < n; i += 2) {
+      const int sem = static_cast<int>((i / 2) % kRunnerProbeSems);
+      semop1(id, sem, +1);
+      semop1(id, sem, -1);
+    }
   });
 }
 

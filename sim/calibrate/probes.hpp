@@ -146,17 +146,17 @@ Stat futex_wake_nobody(const Settings& s);
 Stat l1_load(const Settings& s);
 Stat memory_load(const Settings& s);
 
-// User-space work: the runner's own per-call loop around semop() (workload programs,
-// phase word, sembuf conversion, counter store, glibc wrapper) timed with a semop() that
-// the kernel rejects at entry (semid -1), minus nothing (the caller subtracts
-// semop_einval); one iteration of sem-lockunlock's busy loop (workloads::busy_loop); one
-// round of sem-scalebench's delay (workloads::bubble_sort_delay); memcpy per byte over
-// AIM9's size table within L1.
-Stat runner_loop_with_einval(const Settings& s);
-// The same semop() that the kernel rejects at entry, in a bare loop: the system call's
-// own part of runner_loop_with_einval (glibc's wrapper and the kernel's path to the
-// EINVAL test), which semop_kernel_path already holds.
-Stat semop_einval(const Settings& s);
+// User-space work. The runner's own task loop (native/task_loop.hpp) running
+// semop-multi on a private array of 8 semaphores, and the same successful semop()
+// calls in a bare loop, run right after each other: their difference is the runner's
+// own work per call in context (after a whole semop(), which a call the kernel
+// rejects at entry hides: it measured 0.5 ns where the runner costs 10). Each is the
+// slope between batches of n and 2n calls, so the loop's start and end cost nothing.
+// Then one iteration of sem-lockunlock's busy loop (workloads::busy_loop); one round of
+// sem-scalebench's delay (workloads::bubble_sort_delay); memcpy per byte over AIM9's
+// size table within L1.
+Stat runner_loop_semop(const Settings& s);
+Stat semop_loop_bare(const Settings& s);
 Stat busy_loop_iteration(const Settings& s);
 Stat bubble_sort_round(const Settings& s);
 Stat memcpy_byte(const Settings& s);

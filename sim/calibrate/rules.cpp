@@ -97,15 +97,16 @@ const std::vector<Rule>& cost_rules() {
              "wakeup_waker",
      .assumed = 0.0},
     {.param = "costs_ns.user_loop_iteration", .hosts = Hosts::Any,
-     .formula = {{1, "runner_loop_einval"}, {-1, "semop_einval"}},
+     .formula = {{1, "runner_loop_semop"}, {-1, "semop_loop_bare"}},
      .floor_ns = 0.5,
-     .probes = "runner_loop_einval, semop_einval",
+     .probes = "runner_loop_semop, semop_loop_bare",
      .text = "the native runner's own user-space work per semop() call (task program, phase "
-             "word, sembuf conversion, counter store), timed around a semop() the kernel "
-             "rejects at entry (semid -1), minus the same semop() in a bare loop: glibc's "
-             "wrapper and the kernel's path to the EINVAL test are part of every semop(), "
-             "which semop_kernel_path holds (it is closed on the semop probe); one iteration "
-             "of sem-lockunlock's empty busy loop is a different figure: busy_loop_iteration"},
+             "word, sembuf conversion, sampling, counter store): its task loop running "
+             "semop-multi on a private array of 8 semaphores, minus the same successful "
+             "semop() calls in a bare loop, each the slope between batches of n and 2n calls; "
+             "timed around whole semop() calls, since a call the kernel rejects at entry "
+             "hides the loop's work behind it; one iteration of sem-lockunlock's empty busy "
+             "loop is a different figure: busy_loop_iteration"},
     {.param = "costs_ns.busy_loop_iteration", .hosts = Hosts::Any,
      .formula = {{1, "busy_loop_iteration"}},
      .text = "one iteration of sem-lockunlock's empty volatile loop (workloads::busy_loop)"},

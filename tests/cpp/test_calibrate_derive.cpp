@@ -72,6 +72,7 @@ Measurements fixture(int n, bool preempts) {
   }
   if (n > 1) {
     x.idle_search = {420, 351};
+    x.kernel_sched_options = {"sched_vcpu_pack=15"};
     x.busy_pull = {380, 97};
   }
   x.busy_pull_pairs = 4 * n;
@@ -79,8 +80,8 @@ Measurements fixture(int n, bool preempts) {
   if (n > 1) x.remote = {stat(2400), stat(1750)};
   x.l1_load = stat(1.25);
   x.memory_load = stat(96.5);
-  x.semop_einval = stat(66.0);
-  x.runner_loop_einval = stat(74.0);
+  x.semop_loop_bare = stat(166.0);
+  x.runner_loop_semop = stat(174.0);
   x.busy_loop_iteration = stat(0.51);
   x.bubble_sort_round = stat(212.0);
   x.memcpy_byte = stat(0.031);
