@@ -8,13 +8,6 @@
 
 namespace semsim::machine {
 
-int LoadWindow::outstanding(Tick now) const {
-  int n = 0;
-  for (const Pending& p : loads_)
-    if (p.miss && p.done > now) ++n;
-  return n;
-}
-
 void LoadWindow::stall_until(Task& task, Tick until) {
   // Retirement order: the oldest load not done yet holds the core.
   for (const Pending& p : loads_) {
@@ -29,9 +22,17 @@ void LoadWindow::stall_until(Task& task, Tick until) {
 Tick LoadWindow::load(const Topology& topo, Task& task, CacheLine& line) {
   const MachineParams& m = topo.params();
   const int buffers = std::max(1, static_cast<int>(m.fill_buffers));
-  bool merges = false;  // a line still outstanding in the window takes no second buffer
-  for (const Pending& p : loads_) merges = merges || (p.line == &line && p.done > task.cursor);
-  if (!merges && outstanding(task.cursor) >= buffers) {
+  // One pass over the window: the latest fill of this line in it (a line still
+  // outstanding takes no second buffer, and a hit on it waits for that fill) and
+  // the misses holding a buffer now.
+  Tick same_line = -1;
+  int busy = 0;
+  for (const Pending& p : loads_) {
+    if (p.line == &line) same_line = std::max(same_line, p.done);
+    if (p.miss && p.done > task.cursor) ++busy;
+  }
+  const bool merges = same_line > task.cursor;
+  if (!merges && busy >= buffers) {
     // Every fill buffer is taken: wait for the first one to free.
     Tick first = 0;
     bool any = false;
@@ -45,11 +46,8 @@ Tick LoadWindow::load(const Topology& topo, Task& task, CacheLine& line) {
   // At the cursor (after a store to it, if any); the kernel's own load, so it may read ahead.
   Tick done = issue_private_load(topo, task, line);
   const bool miss = done > task.cursor + m.l1_hit;
-  if (!miss) {
-    // A hit on a line whose fill is still outstanding: its data comes with the fill.
-    for (const Pending& p : loads_)
-      if (p.line == &line && p.done > done) done = p.done;
-  }
+  // A hit on a line whose fill is still outstanding: its data comes with the fill.
+  if (!miss) done = std::max(done, same_line);
   loads_.push_back({&line, done, task.func, miss});
   task.advance_private(
       std::min(done, task.cursor + m.l1_hit));  // the load's issue; the core goes on

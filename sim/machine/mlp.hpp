@@ -66,8 +66,6 @@ class LoadWindow {
   // Wait until every load issued since the last drain is done; empties the window.
   void drain(Task& task);
   bool empty() const { return loads_.empty(); }
-  // Misses still holding a fill buffer at `now`.
-  int outstanding(Tick now) const;
 
  private:
   struct Pending {
