@@ -66,6 +66,13 @@ struct alignas(kLine) McsNode {
 };
 struct alignas(kLine) Counter {
   std::atomic<std::uint64_t> n{0};
+  std::uint64_t checked = 0;  // its acquisitions counted in Exclusion (read after the join)
+};
+// The mutual-exclusion check: a plain counter incremented under the lock before the
+// window only. In the window it would be a line that moves with every hand-off, which
+// the scenario's critical section does not have.
+struct alignas(kLine) Exclusion {
+  std::uint64_t n = 0;
 };
 struct alignas(kLine) DataLine {
   volatile std::uint64_t v = 0;
@@ -74,8 +81,10 @@ struct alignas(kLine) DataLine {
 struct Shared {
   Word word;
   Ticket ticket;
-  std::atomic<McsNode*> tail{nullptr};
-  std::atomic<bool> go{false}, stop{false};
+  alignas(kLine) std::atomic<McsNode*> tail{nullptr};
+  // Read every iteration, written a few times a run: a line of their own, not the
+  // MCS tail's (an exchange on every acquisition).
+  alignas(kLine) std::atomic<bool> go{false}, stop{false}, window{false};
 };
 
 void lock_tas(Word& w) {
@@ -137,7 +146,7 @@ LockStressMeasurement measure_lock_stress(const workloads::LockStressParams& p, 
   auto counters = std::make_unique<Counter[]>(n);
   auto nodes = std::make_unique<McsNode[]>(n);
   auto data = std::make_unique<DataLine[]>(static_cast<std::size_t>(std::max(1, p.data_lines)));
-  std::uint64_t protected_count = 0;  // incremented under the lock only
+  Exclusion exclusion;
   std::vector<std::thread> pool;
   for (std::size_t i = 0; i < n; ++i) {
     pool.emplace_back([&, i] {
@@ -150,6 +159,7 @@ LockStressMeasurement measure_lock_stress(const workloads::LockStressParams& p, 
       while (!shared->go.load(std::memory_order_acquire)) _mm_pause();
       auto& count = counters[i].n;
       while (!shared->stop.load(std::memory_order_relaxed)) {
+        const bool check = !shared->window.load(std::memory_order_relaxed);
         switch (kind) {
           case Tas:
             lock_tas(shared->word);
@@ -166,7 +176,7 @@ LockStressMeasurement measure_lock_stress(const workloads::LockStressParams& p, 
         }
         critical();
         for (int d = 0; d < p.data_lines; ++d) data[static_cast<std::size_t>(d)].v = i;
-        ++protected_count;
+        if (check) ++exclusion.n;
         switch (kind) {
           case Tas:
           case Ttas:
@@ -180,6 +190,7 @@ LockStressMeasurement measure_lock_stress(const workloads::LockStressParams& p, 
             break;
         }
         count.store(count.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        if (check) ++counters[i].checked;
         delay();
       }
     });
@@ -196,6 +207,7 @@ LockStressMeasurement measure_lock_stress(const workloads::LockStressParams& p, 
   const auto t0 = clock::now();
   std::vector<std::uint64_t> first(n);
   for (std::size_t i = 0; i < n; ++i) first[i] = counters[i].n.load(std::memory_order_relaxed);
+  shared->window.store(true, std::memory_order_relaxed);
   std::this_thread::sleep_for(std::chrono::duration<double>(duration_s));
   const auto end = total();
   const auto t1 = clock::now();
@@ -207,7 +219,9 @@ LockStressMeasurement measure_lock_stress(const workloads::LockStressParams& p, 
   out.window_s = std::chrono::duration<double>(t1 - t0).count();
   out.acquisitions = end - begin;
   out.ops_per_s = out.window_s > 0 ? static_cast<double>(out.acquisitions) / out.window_s : 0;
-  out.exclusive = protected_count == total();
+  std::uint64_t checked = 0;
+  for (std::size_t i = 0; i < n; ++i) checked += counters[i].checked;
+  out.exclusive = exclusion.n == checked;
   return out;
 }
 
