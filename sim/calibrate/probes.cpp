@@ -98,27 +98,33 @@ double batched(int batches, long ops, Body body) {
 
 constexpr std::int64_t kBatchTargetNs = 250'000;
 
+// Warms up caches, TLB and branch predictors with body(first), body(4 first), ...,
+// and returns the batch size (at least `least`) that makes a batch last about 250 us.
+template <class Body>
+long warmed_batch(Body& body, long first, long least) {
+  long ops = first;
+  for (;;) {
+    const std::int64_t t0 = monotonic_ns();
+    body(ops);
+    const std::int64_t took = monotonic_ns() - t0;
+    if (took >= kBatchTargetNs / 2 || ops >= (1L << 40))
+      return std::max<long>(
+          least, static_cast<long>(static_cast<double>(ops) * kBatchTargetNs /
+                                   static_cast<double>(std::max<std::int64_t>(took, 1))));
+    ops *= 4;
+  }
+}
+
+int batches_per_repeat(const Settings& s) { return s.quick ? 15 : 31; }
+
 // A single-CPU probe: `repeats` repeats of batched(), on the settings' CPU. The batch
 // size is set from a warm-up so that a batch lasts about 250 us.
 template <class Body>
 Stat loop_probe(const Settings& s, Body body) {
   return on_cpu(s.cpu, [&] {
-    long ops = 16;
-    for (;;) {  // warm up caches, TLB and branch predictors, and size the batches
-      const std::int64_t t0 = monotonic_ns();
-      body(ops);
-      const std::int64_t took = monotonic_ns() - t0;
-      if (took >= kBatchTargetNs / 2 || ops >= (1L << 40)) {
-        ops = std::max<long>(
-            1, static_cast<long>(static_cast<double>(ops) * kBatchTargetNs /
-                                 static_cast<double>(std::max<std::int64_t>(took, 1))));
-        break;
-      }
-      ops *= 4;
-    }
-    const int batches = s.quick ? 15 : 31;
+    const long ops = warmed_batch(body, 16, 1);
     std::vector<double> reps;
-    for (int r = 0; r < s.repeats; ++r) reps.push_back(batched(batches, ops, body));
+    for (int r = 0; r < s.repeats; ++r) reps.push_back(batched(batches_per_repeat(s), ops, body));
     return summarize(reps);
   });
 }
@@ -179,7 +185,7 @@ Stat summarize(std::vector<double> values) {
 
 Stat line_pingpong(int cpu_a, int cpu_b, const Settings& s) {
   const long trips = s.quick ? 1000 : 2000;  // ~250-500 us per batch at ~100 ns a transfer
-  const int batches = s.quick ? 15 : 31;
+  const int batches = batches_per_repeat(s);
   struct alignas(128) Line {
     std::atomic<std::uint64_t> v{0};
   };
@@ -646,23 +652,12 @@ class LimitedSemopMulti {
 template <class Body>
 Stat slope_probe(const Settings& s, Body body) {
   return on_cpu(s.cpu, [&] {
-    long ops = 256;
-    for (;;) {  // warm up and size the batches as loop_probe() does
-      const std::int64_t t0 = monotonic_ns();
-      body(ops);
-      const std::int64_t took = monotonic_ns() - t0;
-      if (took >= kBatchTargetNs / 2) {
-        ops = std::max<long>(256, static_cast<long>(static_cast<double>(ops) * kBatchTargetNs /
-                                                    static_cast<double>(took)));
-        break;
-      }
-      ops *= 4;
-    }
-    const int batches = s.quick ? 15 : 31;
+    const long ops = warmed_batch(body, 256, 256);
     std::vector<double> reps;
     for (int r = 0; r < s.repeats; ++r) {
-      const double one = batched(batches, ops, body) * static_cast<double>(ops);
-      const double two = batched(batches, 2 * ops, body) * static_cast<double>(2 * ops);
+      const double one = batched(batches_per_repeat(s), ops, body) * static_cast<double>(ops);
+      const double two =
+          batched(batches_per_repeat(s), 2 * ops, body) * static_cast<double>(2 * ops);
       reps.push_back((two - one) / static_cast<double>(ops));
     }
     return summarize(reps);
