@@ -192,12 +192,15 @@ Stat futex_ring_processes(int k, const Settings& s) {
     RingClock clock;
     std::atomic<int> ready{0};
   };
-  const std::size_t bytes = sizeof(Shared) + static_cast<std::size_t>(k) * sizeof(RingTurn);
+  // The turns start on a line of their own: RingTurn's alignment (the word of
+  // member 0 beside the clock's counter would be a line the ring shares).
+  constexpr std::size_t turns_at =
+      (sizeof(Shared) + alignof(RingTurn) - 1) / alignof(RingTurn) * alignof(RingTurn);
+  const std::size_t bytes = turns_at + static_cast<std::size_t>(k) * sizeof(RingTurn);
   void* mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (mem == MAP_FAILED) throw SimulationError("calibrate: cannot map the process ring");
   auto* sh = new (mem) Shared();
-  auto* turns =
-      new (static_cast<char*>(mem) + sizeof(Shared)) RingTurn[static_cast<std::size_t>(k)];
+  auto* turns = new (static_cast<char*>(mem) + turns_at) RingTurn[static_cast<std::size_t>(k)];
   TokenRing ring(turns, k, true);  // shared futexes: the ring spans processes
   std::vector<double> reps;
   for (int r = 0; r < s.repeats; ++r) {

@@ -6,6 +6,11 @@
 #include <cstdint>
 #include <cstring>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#endif
+
 #include "core/calendar.hpp"
 #include "core/engine.hpp"
 #include "core/errors.hpp"
@@ -43,6 +48,55 @@ const char* stack_top(const bctx::fiber& f) {
 
 enum class ActorState : std::uint8_t { Waiting, Parked, Running, Exited };
 
+// AddressSanitizer must be told which stack runs after a fiber switch (the
+// system's boost.context announces its fcontext switches only when built for
+// it), or it takes a throw on a task's stack for an overflow of the host's
+// (tests/sanitize.sh). Each context's stack: where it begins and its size,
+// the host's learnt at the first switch out of it. Nothing in other builds.
+struct StackBounds {
+  const void* bottom = nullptr;
+  std::size_t size = 0;
+};
+#if defined(__SANITIZE_ADDRESS__)
+// Before a switch to `to` (nullptr fake: the running fiber is ending).
+void asan_leave(void** fake, const StackBounds& to) {
+  __sanitizer_start_switch_fiber(fake, to.bottom, to.size);
+}
+// Back on a stack after a switch; `from` (if given) learns the stack left.
+void asan_enter(void* fake, StackBounds* from) {
+  const void* bottom = nullptr;
+  std::size_t size = 0;
+  __sanitizer_finish_switch_fiber(fake, &bottom, &size);
+  if (from != nullptr && from->bottom == nullptr) *from = {bottom, size};
+}
+#else
+void asan_leave(void**, const StackBounds&) {}
+void asan_enter(void*, StackBounds*) {}
+#endif
+
+// protected_fixedsize_stack that records where the stack it allocates lies.
+class RecordedStack {
+ public:
+  RecordedStack(std::size_t bytes, StackBounds* bounds) : alloc_(bytes), bounds_(bounds) {}
+  bctx::stack_context allocate() {
+    bctx::stack_context sc = alloc_.allocate();
+    *bounds_ = {static_cast<char*>(sc.sp) - sc.size, sc.size};
+    return sc;
+  }
+  // Under ASan the stack's redzones are cleared first: the pages may come back
+  // from a later mmap (a file, another stack) that must not look poisoned.
+  void deallocate(bctx::stack_context& sc) noexcept {
+#if defined(__SANITIZE_ADDRESS__)
+    __asan_unpoison_memory_region(static_cast<char*>(sc.sp) - sc.size, sc.size);
+#endif
+    alloc_.deallocate(sc);
+  }
+
+ private:
+  bctx::protected_fixedsize_stack alloc_;
+  StackBounds* bounds_;
+};
+
 }  // namespace
 
 // A task's record; the calendar's events point here, so that a hand-off
@@ -54,6 +108,7 @@ struct Actor::Impl {
   // Where the task resumes: set while it is suspended (waiting or parked),
   // empty while it runs and once it has exited.
   bctx::fiber context;
+  StackBounds stack;  // its fiber's stack (for AddressSanitizer)
   ActorState state = ActorState::Waiting;
   int wakes = 0;  // unparks that arrived while it was not parked
   // While it waits: the date of its live turn event in the calendar, at or before
@@ -85,6 +140,7 @@ struct Simulation::Impl {
   // The context of the SimGrid actor that runs the fibers, kept while a task
   // runs; a task switches back to it when nothing can run any more.
   bctx::fiber host_context;
+  StackBounds host_stack;  // its stack (for AddressSanitizer)
   // Where the context that switched last keeps its continuation: the one
   // resumed stores it there (a fiber switch hands over the suspended caller).
   bctx::fiber* resumer_slot = nullptr;
@@ -173,11 +229,25 @@ struct Simulation::Impl {
     for (int line = 0; line < kPrefetchStackLines; ++line) __builtin_prefetch(sp + 64 * line);
   }
   bctx::fiber& context_of(Task* t) { return t != nullptr ? t->context : host_context; }
+  const StackBounds& stack_of(const Task* t) const { return t != nullptr ? t->stack : host_stack; }
   // Suspend the running context, keeping its continuation in `mine`, and
-  // resume `to`. Returns when someone switches back to us.
-  void switch_to(bctx::fiber& mine, bctx::fiber& to) {
+  // resume `to` (on the stack `bounds`). Returns when someone switches back to us.
+  void switch_to(bctx::fiber& mine, bctx::fiber& to, const StackBounds& bounds) {
     resumer_slot = &mine;
+    void* fake = nullptr;
+    asan_leave(&fake, bounds);
+#if defined(__SANITIZE_ADDRESS__)
+    bctx::fiber back;
+    try {
+      back = std::move(to).resume();
+    } catch (const bctx::detail::forced_unwind&) {  // unwound at the end of the run
+      asan_enter(fake, nullptr);
+      throw;
+    }
+#else
     bctx::fiber back = std::move(to).resume();
+#endif
+    asan_enter(fake, nullptr);
     *resumer_slot = std::move(back);
   }
   // The running task `self` (nullptr: the host, at start) gives up the CPU
@@ -187,7 +257,7 @@ struct Simulation::Impl {
     // Unwinding at the end of the run: a destructor that waits must not switch.
     if (unwinding) return;
     Task* next = next_runner(self, queued);
-    if (next != self) switch_to(context_of(self), context_of(next));
+    if (next != self) switch_to(context_of(self), context_of(next), stack_of(next));
   }
   void fail(std::exception_ptr e) {
     if (!error) error = std::move(e);
@@ -203,12 +273,16 @@ struct Simulation::Impl {
       task.state = ActorState::Exited;
       next = next_runner(&task);
     } catch (const bctx::detail::forced_unwind&) {
-      throw;  // the fiber is being unwound (end of run): must reach boost.context
+      // The fiber is being unwound (end of run): must reach boost.context,
+      // which switches back to the host.
+      asan_leave(nullptr, host_stack);
+      throw;
     } catch (...) {
       fail(std::current_exception());
     }
     task.state = ActorState::Exited;
     resumer_slot = &task.context;  // receives nothing: this fiber is gone
+    asan_leave(nullptr, stack_of(next));
     return std::move(context_of(next));
   }
   // The body of the one SimGrid actor: the tasks run as fibers inside it.
@@ -217,8 +291,9 @@ struct Simulation::Impl {
       for (const auto& a : actors) {
         Task* task = a->impl_.get();
         task->context =
-            bctx::fiber(std::allocator_arg, bctx::protected_fixedsize_stack(kFiberStackBytes),
+            bctx::fiber(std::allocator_arg, RecordedStack(kFiberStackBytes, &task->stack),
                         [this, task](bctx::fiber&& from) {
+                          asan_enter(nullptr, &host_stack);  // the first switch is the host's
                           *resumer_slot = std::move(from);
                           return task_main(*task);
                         });
@@ -233,7 +308,13 @@ struct Simulation::Impl {
     // Unwind every task still suspended (stop_all(), an error, a deadlock), in
     // spawn order: destroying its fiber runs its destructors (RAII) on its stack.
     unwinding = true;
-    for (const auto& a : actors) a->impl_->context = bctx::fiber{};
+    for (const auto& a : actors) {
+      if (!a->impl_->context) continue;
+      void* fake = nullptr;
+      asan_leave(&fake, a->impl_->stack);
+      a->impl_->context = bctx::fiber{};
+      asan_enter(fake, nullptr);
+    }
     unwinding = false;
   }
 };

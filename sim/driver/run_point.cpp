@@ -223,10 +223,11 @@ Json run_once(const Scenario& scenario, const config::MachineParams& machine,
                        : ns_to_ticks((scenario.warmup_ms + scenario.duration_ms) * 1e6);
   progress.target = completion == workloads::Completion::ByParent ? 0 : cap;
   progress.adaptive = completion == workloads::Completion::Windowed && scenario.precision > 0;
+  // Read by the observers while sim.run() runs: declared at the run's scope, not the branch's.
+  bool completed = false;
   if (completion != workloads::Completion::Windowed) {
     // The run is the window: from the start (or the parent's SETALL) to the end.
     stats.begin(0);
-    bool completed = false;
     ctx.on_complete = [&](Tick start, Tick end) {
       stats.rebase(start);
       stats.end(end);
@@ -260,7 +261,8 @@ Json run_once(const Scenario& scenario, const config::MachineParams& machine,
     run_length.emplace(warmup_end, cap, scenario.precision, slowest_period(machine, ntasks),
                        scenario.repeats);
     const bool by_rounds = !w.own_figure().name.empty();
-    auto counted = [&] {
+    // Copied into the timekeeper, which runs after this block has ended (sim.run()).
+    auto counted = [&, by_rounds] {
       std::uint64_t n = 0;
       const Tick now = sim.now();
       if (by_rounds)
@@ -269,7 +271,7 @@ Json run_once(const Scenario& scenario, const config::MachineParams& machine,
         for (const auto& t : tasks) n += t.semops_at(now);
       return static_cast<std::int64_t>(n);
     };
-    sim.spawn_observer("timekeeper", [&](core::Actor& self) {
+    sim.spawn_observer("timekeeper", [&, counted](core::Actor& self) {
       report_progress(progress);
       while (true) {
         self.sleep_until(run_length->next_date());

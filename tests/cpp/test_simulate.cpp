@@ -67,7 +67,8 @@ TEST(Simulate, ResultCarriesThePointFieldsAndProvenance) {
 // The wake-up counts: semop-multi never sleeps, so it wakes nobody; a ping-pong
 // pinned to two CPUs wakes the partner on the other, idle CPU at every hand-off.
 TEST(Simulate, WakeupsSayWhereTheWakeesWent) {
-  for (const auto& p : run(base_scenario())["points"]) {
+  const auto plain = run(base_scenario());  // a range-for over a temporary's member dangles
+  for (const auto& p : plain["points"]) {
     EXPECT_EQ(p["wakeups"]["same_cpu"], 0);
     EXPECT_EQ(p["wakeups"]["remote_busy"], 0);
     EXPECT_EQ(p["wakeups"]["remote_idle"], 0);
