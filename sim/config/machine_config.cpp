@@ -443,6 +443,13 @@ bool preset_name(const std::string& name) {
   return true;
 }
 
+// Is a model directory's file stem a preset's name? Not the schema of the format
+// (machine.schema.json), and not "host" (the calibrated model lives elsewhere):
+// what list_machines() lists is exactly what a name resolves to.
+bool preset_stem(const std::string& stem) {
+  return stem.find("schema") == std::string::npos && stem != "host";
+}
+
 // The file `name_or_path` means and how errors name it.
 struct MachineFile {
   std::string file, where;
@@ -474,7 +481,7 @@ MachineFile resolve_machine(const std::string& name_or_path) {
   }
   // Presets come from the package's own models only: a cpu_models/ directory where the
   // command runs does not shadow them (give its files by path).
-  if (preset_name(name_or_path)) {
+  if (preset_name(name_or_path) && preset_stem(name_or_path)) {
     for (const auto& dir : model_dirs()) {
       const fs::path candidate = fs::path(dir) / (name_or_path + ".json");
       if (regular_file(candidate)) return {candidate.string(), name_or_path};
@@ -518,9 +525,7 @@ std::vector<MachineEntry> list_machines() {
     for (const auto& entry : fs::directory_iterator(dir, ec)) {
       const auto& f = entry.path();
       const std::string stem = f.stem().string();
-      if (f.extension() != ".json" || stem.find("schema") != std::string::npos ||
-          by_name.count(stem) || stem == "host")
-        continue;
+      if (f.extension() != ".json" || !preset_stem(stem) || by_name.count(stem)) continue;
       try {
         auto m = parse_machine(load_json_file(f.string()), stem);
         by_name[stem] = {stem, m.description, m.cpus};

@@ -36,6 +36,17 @@ TEST(ConfigHardening, DeepNestingIsAnInputErrorNotACrash) {
   EXPECT_NO_THROW(parse_json_text(std::string(60, '[') + std::string(60, ']'), "scenario"));
 }
 
+// A name means a listed preset: the format's schema beside the models is not one
+// (it was read as a machine file and failed on a missing field).
+TEST(ConfigHardening, OnlyListedPresetsResolveByName) {
+  const std::string e = error_of([] { load_machine("machine.schema"); });
+  EXPECT_NE(e.find("unknown machine \"machine.schema\""), std::string::npos) << e;
+  for (const auto& entry : list_machines()) {
+    if (entry.name == "host") continue;  // this machine's calibration, if any
+    EXPECT_NO_THROW(load_machine(entry.name)) << entry.name;
+  }
+}
+
 TEST(ConfigHardening, MalformedJsonGivesLineColumnAndField) {
   const std::string e =
       error_of([] { parse_json_text("{\"a\": 1,\n \"workload\": {\"type\": tru}}", "x.json"); });
