@@ -42,6 +42,10 @@ struct Scenario {
   int repeats = 1;                             // seeds (simulator) or runs (native) per point
   StartOrder start_order = StartOrder::Spawn;  // simulator only
   Json raw;                                    // the scenario after overrides, echoed into results
+  // Set by the driver, never read from JSON: a point's second round of runs, made
+  // when its first round's seeds disagreed (driver/simulate.cpp), stops each run
+  // at half the first round's interval (report/run_length.hpp).
+  int round = 1;
 };
 
 // Applies one "--set a.b.c=VALUE" override in place. VALUE is parsed as JSON; text that is

@@ -135,6 +135,8 @@ void renumber_next_run() {
   if (runs_begun > 0) --runs_begun;
 }
 
+void number_next_run(std::uint64_t run) { runs_begun = run > 0 ? run - 1 : 0; }
+
 ProgressHook set_progress_hook(ProgressHook hook) {
   runs_begun = 0;
   return std::exchange(progress_hook(), std::move(hook));
@@ -259,7 +261,7 @@ Json run_once(const Scenario& scenario, const config::MachineParams& machine,
     // Each of the point's runs stops at precision * sqrt(repeats): their pooled
     // interval (driver/simulate.cpp) is the one that must meet `precision`.
     run_length.emplace(warmup_end, cap, scenario.precision, slowest_period(machine, ntasks),
-                       scenario.repeats);
+                       scenario.repeats, scenario.round);
     const bool by_rounds = !w.own_figure().name.empty();
     // Copied into the timekeeper, which runs after this block has ended (sim.run()).
     auto counted = [&, by_rounds] {

@@ -45,6 +45,9 @@ void report_skipped_run(std::uint64_t run);
 void report_skipped_run();
 // The next run of this process takes the latest run's number (it is that run again).
 void renumber_next_run();
+// The next run reports progress as run `run` (a second round's run: the number
+// of the first-round run it replaces).
+void number_next_run(std::uint64_t run);
 
 // The shortest batch of the adaptive run length (report/run_length.hpp) for a run
 // of `ntasks` tasks on `machine`: its slowest period (run_point.cpp says which).

@@ -211,13 +211,15 @@ void no_interval(Json& j) {
 }
 }  // namespace
 
-RunLength::RunLength(Tick warmup_end, Tick ceiling, double precision, Tick min_batch, int repeats)
+RunLength::RunLength(Tick warmup_end, Tick ceiling, double precision, Tick min_batch, int repeats,
+                     int round)
     : warmup_end_(warmup_end),
       ceiling_(ceiling),
       interval_(observation_interval(warmup_end, ceiling)),
       next_(warmup_end % interval_),  // the grid runs through warmup_end
       precision_(precision),
-      target_(repeats <= 1 ? precision : precision * std::sqrt(static_cast<double>(repeats))),
+      target_((repeats <= 1 ? precision : precision * std::sqrt(static_cast<double>(repeats))) /
+              (round > 1 ? 2.0 : 1.0)),
       first_batch_(std::max<Tick>(1, (min_batch + interval_ - 1) / interval_)),
       batches_(kMinBatches, first_batch_) {}
 

@@ -67,6 +67,9 @@
 // the runs disagree more than their own intervals allow (slow variation the
 // batches do not see, or seeds settling in different steady states), and the
 // precision is then not reached;
+// when every run had stopped at its own interval, the driver runs the point's
+// seeds once more to half of it (driver/simulate.cpp, second_rounds()), and
+// only a second round that still disagrees reports it;
 // the batches' independence is tested again on all runs together (the mean of
 // their von Neumann statistics: a stronger test than each run's).
 //
@@ -197,7 +200,10 @@ class RunLength {
   // duration_ms; precision 0: off. min_batch: the shortest batch, the model's
   // slowest period (batches shorter than it cannot see its variation).
   // repeats: the point's runs (this one stops at precision * sqrt(repeats)).
-  RunLength(Tick warmup_end, Tick ceiling, double precision, Tick min_batch = 0, int repeats = 1);
+  // round: the point's round of runs (a second one stops at half the first's
+  // interval: driver/simulate.cpp).
+  RunLength(Tick warmup_end, Tick ceiling, double precision, Tick min_batch = 0, int repeats = 1,
+            int round = 1);
 
   enum class Step { Continue, Begin, Stop };
   // The date the timekeeper must call observe() next.

@@ -566,6 +566,42 @@ TEST(RunLength, ThreeRepeatsPoolToThePointsPrecision) {
   EXPECT_EQ(driver::simulate(parse_scenario(doc), two).dump(), a.dump());
 }
 
+// Seeds that each reach their interval but disagree (Cochran's Q / 2 = 3.69
+// here, first round): the point's seeds run once more to half the interval, and
+// the second round's runs stand, with the first round's time counted; the same
+// bytes in one process or two, and through the batch entry point.
+TEST(RunLength, SeedsThatDisagreeRunASecondRound) {
+  auto doc = scenario();
+  doc["workload"]["pattern"] = "random";
+  doc["seed"] = 1;
+  doc["duration_ms"] = 60;
+  doc["precision"] = 0.002;
+  doc["repeats"] = 3;
+  const Json a = run(doc);
+  const auto& rl = a["points"][0]["run_length"];
+  ASSERT_EQ(rl.value("rounds", 1), 2) << rl.dump();
+  EXPECT_GT(rl["first_round_dispersion"].get<double>(), report::chi2_95(2) / 2) << rl.dump();
+  EXPECT_TRUE(rl["runs_consistent"].get<bool>()) << rl.dump();
+  EXPECT_TRUE(rl["reached"].get<bool>()) << rl.dump();
+  double first = 0, total = 0;
+  for (const auto& r : rl["runs"]) {
+    EXPECT_EQ(r["round"].get<int>(), 2);
+    // Each second-round run stopped at half the first round's interval.
+    EXPECT_DOUBLE_EQ(r["run_precision"].get<double>(), 0.002 * std::sqrt(3.0) / 2);
+    first += r["rerun_after_ms"].get<double>();
+    total += r["simulated_ms"].get<double>() + r["rerun_after_ms"].get<double>();
+  }
+  EXPECT_GT(first, 0);
+  EXPECT_DOUBLE_EQ(rl["simulated_ms"].get<double>(), total);
+  driver::SimulateOptions two;
+  two.jobs = 2;
+  EXPECT_EQ(driver::simulate(parse_scenario(doc), two).dump(), a.dump());
+  // The batch entry point (forked runs) decides the same.
+  const auto batch = driver::simulate_batch({parse_scenario(doc)}, two);
+  ASSERT_TRUE(batch[0].ok) << batch[0].message;
+  EXPECT_EQ(batch[0].value.dump(), a.dump());
+}
+
 // Precision 0 (fixed windows): the point's interval is still pooled over its
 // seeds, and never declared reached.
 TEST(RunLength, FixedWindowsStillPoolTheirIntervals) {
