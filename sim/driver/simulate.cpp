@@ -554,7 +554,7 @@ void second_rounds(const std::vector<Scenario>& scenarios,
   std::vector<std::size_t> error_at(scenarios.size(), SIZE_MAX);
   SimulateOptions pool = options;
   pool.jobs = std::max(1, options.jobs);
-  run_runs(runs, again, again_machines, pool, in_process || runs.size() <= 1, false,
+  run_runs(runs, again, again_machines, pool, in_process, false,
            [&](std::size_t k, const TaskOutcome& o) {
              const BatchRun& r = runs[k];
              const std::size_t s = of[r.scenario];
