@@ -341,6 +341,8 @@ def _run_length_cells(rl: Any) -> list[str]:
     if rl.get("counter") == "rounds":
         width += " (rounds)"
     over = f" in {runs} runs" if runs > 1 else ""
+    if rl.get("rounds") == 2:  # the seeds disagreed and ran again, each to half the interval
+        over += " (2 rounds)"
     return [width, f"{rl.get('simulated_ms', 0):.2f} ms{over}{state}"]
 
 

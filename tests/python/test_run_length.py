@@ -104,6 +104,20 @@ def test_run_prints_the_pooled_time_of_several_runs(run_cli, tmp_path):
     assert f"+-{100 * rl['half_width_rel']:.2f}%" in proc.stderr
 
 
+def test_run_says_when_seeds_that_disagreed_ran_a_second_round(run_cli, tmp_path):
+    # The case of tests/cpp/test_run_length.cpp's SeedsThatDisagreeRunASecondRound.
+    doc = {"name": "rl", "machine": "i3-ivybridge", "kernel": "hysteresis", "threads": [4],
+           "workload": {"type": "semop-multi", "semaphores": 4, "pattern": "random"},
+           "duration_ms": 60, "warmup_ms": 0.5, "seed": 1, "repeats": 3, "precision": 0.002}
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(doc))
+    proc = run_cli("run", path, "-o", tmp_path / "r.json")
+    assert proc.returncode == 0, proc.stderr
+    rl = json.loads((tmp_path / "r.json").read_text())["points"][0]["run_length"]
+    assert rl["rounds"] == 2 and rl["reached"] and rl["first_round_dispersion"] > 3
+    assert f"{rl['simulated_ms']:.2f} ms in 3 runs (2 rounds) reached" in proc.stderr, proc.stderr
+
+
 def _lockunlock_doc(repeats):
     return {"name": "ll", "machine": "box-64", "kernel": "per_sem_lock", "threads": [16],
             "workload": {"type": "sem-lockunlock", "semaphores": 4, "loops": 400},
