@@ -494,9 +494,9 @@ std::string run_name(const RunSpec& spec) {
 // disagrees says so, as before. Decided from the first round's bytes alone: the
 // same bytes whatever the jobs.
 // The points of scenario `s` that need one, and each one's first-round Q / (R - 1).
-std::vector<std::pair<std::size_t, double>> second_round_points(const Scenario& s,
-                                                                const std::vector<Json>& results) {
-  std::vector<std::pair<std::size_t, double>> out;
+using RoundPoints = std::vector<std::pair<std::size_t, double>>;
+RoundPoints second_round_points(const Scenario& s, const std::vector<Json>& results) {
+  RoundPoints out;
   if (s.round > 1 || s.precision <= 0 || s.repeats < 2) return out;
   const auto specs = runs_of(s);
   for (std::size_t p = 0; p < s.threads.size(); ++p) {
@@ -516,13 +516,13 @@ std::vector<std::pair<std::size_t, double>> second_round_points(const Scenario& 
   return out;
 }
 
-// Runs the second round of the scenarios' points that need one and puts its runs
-// in place of the first round's (results[s]: scenario s's runs in runs_of()
-// order; only scenarios with want[s] are looked at). The first error of a
+// Runs the second round of the scenarios' points that need one (points[s], from
+// second_round_points()) and puts its runs in place of the first round's
+// (results[s]: scenario s's runs in runs_of() order). The first error of a
 // scenario's second round goes to errors[s] (ok false), as a first round's would.
 void second_rounds(const std::vector<Scenario>& scenarios,
                    const std::vector<config::MachineParams>& machines,
-                   std::vector<std::vector<Json>>& results, const std::vector<char>& want,
+                   std::vector<std::vector<Json>>& results, const std::vector<RoundPoints>& points,
                    const SimulateOptions& options, bool in_process,
                    std::vector<TaskOutcome>& errors) {
   std::vector<Scenario> again;
@@ -531,14 +531,12 @@ void second_rounds(const std::vector<Scenario>& scenarios,
   std::vector<BatchRun> runs;
   std::vector<double> dispersion;  // per run: its point's first-round Q / (R - 1)
   for (std::size_t s = 0; s < scenarios.size(); ++s) {
-    if (!want[s]) continue;
-    const auto points = second_round_points(scenarios[s], results[s]);
-    if (points.empty()) continue;
+    if (points[s].empty()) continue;
     Scenario second = scenarios[s];
     second.round = 2;
     const auto workload = workloads::make_workload(second.workload);
     const auto specs = runs_of(second);
-    for (const auto& [p, q] : points)
+    for (const auto& [p, q] : points[s])
       for (std::size_t i = 0; i < specs.size(); ++i) {
         if (specs[i].point != p || results[s][i].is_null()) continue;
         runs.push_back({again.size(), i, specs[i],
@@ -594,7 +592,8 @@ Json simulate(const Scenario& scenario, const SimulateOptions& options) {
   std::vector<std::vector<Json>> results(1);
   for (auto& out : outcomes) results[0].push_back(std::move(out.value));
   std::vector<TaskOutcome> errors(1);
-  second_rounds(scenarios, machines, results, {1}, options, options.jobs <= 1, errors);
+  const std::vector<RoundPoints> points{second_round_points(scenario, results[0])};
+  second_rounds(scenarios, machines, results, points, options, options.jobs <= 1, errors);
   if (!errors[0].error_type.empty()) rethrow(errors[0], "");
   return assemble(scenario, machines[0], results[0]);
 }
@@ -621,7 +620,7 @@ std::vector<TaskOutcome> simulate_batch(const std::vector<Scenario>& scenarios,
   // The first error of a scenario's runs, in runs_of() order (not in the
   // order they happened to end): the same message whatever `jobs` is.
   std::vector<std::size_t> error_at(scenarios.size(), SIZE_MAX);
-  std::vector<char> second(scenarios.size(), 0);
+  std::vector<RoundPoints> second(scenarios.size());  // the points of a second round
   auto finished = [&](std::size_t task, const TaskOutcome& o) {
     const BatchRun& r = runs[task];
     if (o.ok) {
@@ -633,10 +632,9 @@ std::vector<TaskOutcome> simulate_batch(const std::vector<Scenario>& scenarios,
         out[r.scenario].message = run_name(r.spec) + ": " + o.message;
     }
     if (--left[r.scenario] > 0) return;
-    if (error_at[r.scenario] == SIZE_MAX &&
-        !second_round_points(scenarios[r.scenario], results[r.scenario]).empty()) {
-      second[r.scenario] = 1;  // assembled after its second round
-      return;
+    if (error_at[r.scenario] == SIZE_MAX) {
+      second[r.scenario] = second_round_points(scenarios[r.scenario], results[r.scenario]);
+      if (!second[r.scenario].empty()) return;  // assembled after its second round
     }
     if (error_at[r.scenario] == SIZE_MAX) {
       out[r.scenario].ok = true;
@@ -660,7 +658,7 @@ std::vector<TaskOutcome> simulate_batch(const std::vector<Scenario>& scenarios,
   std::vector<TaskOutcome> errors(scenarios.size());
   second_rounds(scenarios, machines, results, second, pool, false, errors);
   for (std::size_t s = 0; s < scenarios.size(); ++s) {
-    if (!second[s]) continue;
+    if (second[s].empty()) continue;
     if (!errors[s].error_type.empty()) {
       out[s] = errors[s];
     } else {
