@@ -214,12 +214,16 @@ def kernel_label(kernel: Any) -> str:
     """A generation id as is; a policy override object as ``base+{...}``."""
     if isinstance(kernel, str):
         return kernel
-    if isinstance(kernel, Mapping) and "base" in kernel:
-        extra = {k: v for k, v in kernel.items() if k != "base"}
-        if not extra:
-            return str(kernel["base"])
-        return f"{kernel['base']}+{json.dumps(extra, separators=(',', ':'), sort_keys=True)}"
-    return json.dumps(kernel, separators=(",", ":"), sort_keys=True)
+    try:
+        if isinstance(kernel, Mapping) and "base" in kernel:
+            extra = {k: v for k, v in kernel.items() if k != "base"}
+            if not extra:
+                return str(kernel["base"])
+            return f"{kernel['base']}+{json.dumps(extra, separators=(',', ':'), sort_keys=True)}"
+        return json.dumps(kernel, separators=(",", ":"), sort_keys=True)
+    except (TypeError, ValueError):
+        raise InputError(f"kernel: expected a generation id or a policy object such as "
+                         f'{{"base": "complex_mode", "fence": "none"}}, got {type(kernel).__name__}') from None
 
 
 _LEADING_COLUMNS = ("threads", "kernel", "machine", "ops_per_s", "ops_per_s_ci95_lo", "ops_per_s_ci95_hi",

@@ -364,3 +364,15 @@ def test_output_paths_checked_before_work(run_cli, tmp_path, base, args, words):
 def test_nul_in_a_scenario_path_is_named_whole():
     with pytest.raises(semsim.InputError, match=r"'base\\x00.json': a file path cannot hold a NUL"):
         semsim.simulate("base\x00.json")
+
+
+@pytest.mark.parametrize("kernel", [b"hysteresis", object(), {"base": "complex_mode", "fence": {1, 2}}])
+def test_kernel_label_refuses_what_is_not_a_kernel(kernel):
+    with pytest.raises(semsim.InputError, match="kernel: expected a generation id or a policy object"):
+        semsim.kernel_label(kernel)
+
+
+def test_kernel_label_names_ids_and_policy_objects():
+    assert semsim.kernel_label("hysteresis") == "hysteresis"
+    assert semsim.kernel_label({"base": "complex_mode"}) == "complex_mode"
+    assert semsim.kernel_label({"base": "complex_mode", "fence": "none"}) == 'complex_mode+{"fence":"none"}'
