@@ -366,10 +366,21 @@ def _format(rows: list[list[str]], left: int = 1) -> str:
 
 
 def _kernel_pair(kernel: Any) -> list[Any]:
-    if isinstance(kernel, (str, Mapping)) or kernel is None or len(list(kernel)) != 2:
+    pair = list(kernel) if isinstance(kernel, (list, tuple)) else None
+    if pair is None or len(pair) != 2:
         raise InputError("diff: kernel: expected two kernels (ids or what-if objects such as "
                          "{\"base\": \"complex_mode\", \"fence\": \"none\"}), A then B")
-    return list(kernel)
+    return pair
+
+
+def _labels(labels: Any) -> tuple[str, str] | None:
+    """Two names for A and B (None: derived from the results)."""
+    if labels is None:
+        return None
+    if (not isinstance(labels, (list, tuple)) or len(labels) != 2
+            or not all(isinstance(v, str) and v for v in labels)):
+        raise InputError(f"diff: labels: expected two non-empty names, A then B, got {labels!r}")
+    return labels[0], labels[1]
 
 
 def diff(a: ScenarioLike | Result, b: ScenarioLike | Result | None = None, *, kernel: Sequence[Any] | None = None,
@@ -380,6 +391,7 @@ def diff(a: ScenarioLike | Result, b: ScenarioLike | Result | None = None, *, ke
     must be None; ``overrides`` apply to the scenario as in :func:`semsim.simulate`,
     and each side runs ``repeats`` seeds (default: the scenario's, at least 3).
     """
+    given = _labels(labels)
     if kernel is not None:
         if b is not None:
             raise InputError("diff: give two results, or one scenario and kernel=[a, b], not both")
@@ -390,15 +402,15 @@ def diff(a: ScenarioLike | Result, b: ScenarioLike | Result | None = None, *, ke
             repeats = max(DEFAULT_REPEATS, int(load_scenario(a, **overrides).get("repeats", 1)))
         ra = simulate(a, kernel=ka, repeats=repeats, **overrides)
         rb = simulate(a, kernel=kb, repeats=repeats, **overrides)
-        names = tuple(labels) if labels else (kernel_label(ka), kernel_label(kb))
+        names = given or (kernel_label(ka), kernel_label(kb))
         return Diff(ra, rb, (str(names[0]), str(names[1])))
     if b is None:
         raise InputError("diff: B is missing: give two results, or one scenario and kernel=[a, b]")
     if overrides or repeats is not None:
         raise InputError("diff: overrides and repeats apply only to diff(SCENARIO, kernel=[a, b])")
     ra, rb = _as_result(a, "A"), _as_result(b, "B")
-    if labels:
-        names = (str(labels[0]), str(labels[1]))
+    if given:
+        names = given
     else:
         names = (_label(a, ra, "A"), _label(b, rb, "B"))
         if names[0] == names[1]:

@@ -7,6 +7,7 @@ else into a new standalone :class:`~matplotlib.figure.Figure`, which
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Union
 
@@ -50,6 +51,43 @@ def _facets(n: int, ax: Axes | None, what: str, width: float = 4.2, height: floa
     for extra in axes[n:]:
         extra.set_visible(False)
     return fig, axes[: max(n, 1)]
+
+
+def _name(value: Any, what: str) -> str:
+    """A column or metric name argument."""
+    if not isinstance(value, str) or not value:
+        raise InputError(f"{what}: expected a column name (a non-empty string), got {value!r}")
+    return value
+
+
+def _names(value: Any, what: str) -> list[str]:
+    """One column name, or a list of them."""
+    if isinstance(value, str):
+        return [_name(value, what)]
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) and v for v in value):
+        return list(value)
+    raise InputError(f"{what}: expected a column name or a list of them, got {value!r}")
+
+
+def _top(value: Any, what: str) -> int:
+    """How many lines or functions to show."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 1 <= value <= 1000:
+        raise InputError(f"{what}: expected an integer from 1 to 1000, got {value!r}")
+    return int(value)
+
+
+def _comparison_rows(comparison: Any) -> list[Mapping[str, Any]]:
+    """A Comparison's rows, or rows given as dicts with a numeric ``threads``."""
+    rows = getattr(comparison, "rows", comparison)
+    if isinstance(rows, (str, bytes, Mapping)) or not isinstance(rows, Iterable):
+        raise InputError("plot_compare: comparison: expected a semsim.Comparison or a list of its rows "
+                         f"(dicts with threads, predicted_ops_per_s, ...), not {type(comparison).__name__}")
+    rows = list(rows)
+    for row in rows:
+        if (not isinstance(row, Mapping) or isinstance(row.get("threads"), bool)
+                or not isinstance(row.get("threads"), numbers.Real)):
+            raise InputError(f"plot_compare: comparison: a row is not a dict with a numeric threads: {row!r}"[:200])
+    return rows
 
 
 def _results(data: ResultData, what: str = "data") -> list[Result]:
@@ -117,7 +155,7 @@ def plot_compare(comparison: Comparison | Iterable[Mapping[str, Any]], ax: Axes 
     ``measured_min_ops_per_s``, ``measured_max_ops_per_s`` and optionally
     ``predicted_min_ops_per_s``, ``predicted_max_ops_per_s``).
     """
-    rows = sorted(getattr(comparison, "rows", comparison), key=lambda r: r["threads"])
+    rows = sorted(_comparison_rows(comparison), key=lambda r: r["threads"])
     if error_panel and ax is None:
         from matplotlib.figure import Figure
 
@@ -195,13 +233,16 @@ def plot_scaling(data: ResultData, *, y: str = "ops_per_s", x: str = "threads", 
     the spread over seeds or runs (``<y>_min``..``<y>_max``) is shaded. ``logy``: a
     logarithmic y axis (for generations an order of magnitude apart).
     """
+    x, y = _name(x, "plot_scaling: x"), _name(y, "plot_scaling: y")
+    by_cols = _names(by, "plot_scaling: by")
+    if facet is not None:
+        facet = _name(facet, "plot_scaling: facet")
     frame = to_frame(data, "plot_scaling: data")
     if frame.empty:
         raise InputError("plot_scaling: data: no points to plot")
     for column in (x, y):
         if column not in frame.columns:
             raise InputError(f"plot_scaling: no column {column!r} (columns: {', '.join(map(str, frame.columns))})")
-    by_cols = [by] if isinstance(by, str) else list(by)
     by_cols = [c for c in by_cols if c in frame.columns]
     facet_values = _sorted_unique(frame[facet]) if facet and facet in frame.columns else [None]
     if facet and len(facet_values) > 1 and ax is not None:
@@ -267,6 +308,7 @@ def plot_cpu_breakdown(data: ResultData, *, by: str = "kernel", x: str = "thread
     """
     import pandas as pd
 
+    by, x = _name(by, "plot_cpu_breakdown: by"), _name(x, "plot_cpu_breakdown: x")
     results = _results(data, "plot_cpu_breakdown: data")
     frames = [r.cpu_breakdown() for r in results]
     frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
@@ -316,6 +358,8 @@ def hot_lines_table(data: ResultData, *, top: int = 3, by: str = "misses",
     """
     import pandas as pd
 
+    top = _top(top, "hot_lines_table: top")
+    by, metric = _name(by, "hot_lines_table: by"), _name(metric, "hot_lines_table: metric")
     frames = [r.hot_lines(top=top, by=by) for r in _results(data, "hot_lines_table: data")]
     frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     if frame.empty:
@@ -342,6 +386,9 @@ def plot_hot_lines(data: ResultData, *, metric: str = "misses_per_op", top: int 
     """
     import pandas as pd
 
+    top = _top(top, "plot_hot_lines: top")
+    metric, by = _name(metric, "plot_hot_lines: metric"), _name(by, "plot_hot_lines: by")
+    rank_by = _name(rank_by, "plot_hot_lines: rank_by")
     frames = [r.hot_lines(by=rank_by) for r in _results(data, "plot_hot_lines: data")]
     frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
     if frame.empty:
@@ -376,6 +423,11 @@ def plot_diff(d: Any, *, threads: Any = None, top: int = 8, title: str | None = 
     """
     from matplotlib.figure import Figure
 
+    from .diff import Diff
+
+    if not isinstance(d, Diff):
+        raise InputError(f"plot_diff: d: expected the semsim.Diff that semsim.diff() returns, not {type(d).__name__}")
+    top = _top(top, "plot_diff: top")
     fig = Figure(figsize=(11.0, 4.2), layout="constrained")
     left, right = fig.subplots(1, 2)
     xs = [p["threads"] for p in d.points]

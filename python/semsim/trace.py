@@ -219,6 +219,9 @@ def _columns(table: Mapping[str, list[Any]]) -> list[dict[str, Any]]:
 
 def build(events: Mapping[str, Any]) -> tuple[bytes, dict[str, Any]]:
     """The protobuf bytes of a recorded trace, and the counts of what went in."""
+    if not isinstance(events, Mapping) or not isinstance(events.get("trace"), Mapping):
+        raise InputError("trace.build: events: expected what semsim.trace.record() returns (a dict with a "
+                         f"'trace' object), not {type(events).__name__}")
     tr = events["trace"]
     lo, hi = _ns(tr["window_ps"][0]), _ns(tr["window_ps"][1])
     funcs = tr["funcs"]

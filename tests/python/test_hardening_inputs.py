@@ -376,3 +376,44 @@ def test_kernel_label_names_ids_and_policy_objects():
     assert semsim.kernel_label("hysteresis") == "hysteresis"
     assert semsim.kernel_label({"base": "complex_mode"}) == "complex_mode"
     assert semsim.kernel_label({"base": "complex_mode", "fence": "none"}) == 'complex_mode+{"fence":"none"}'
+
+
+@pytest.fixture(scope="module")
+def result() -> semsim.Result:
+    return semsim.simulate(BASE)
+
+
+@pytest.mark.parametrize("labels", [["x"], ("a", "b", "c"), "ab", {"a": 1}, 5, ["x", ""], [1, 2]])
+def test_diff_labels_are_two_names(result, labels):
+    with pytest.raises(semsim.InputError, match="diff: labels: expected two non-empty names"):
+        semsim.diff(result, result, labels=labels)
+
+
+@pytest.mark.parametrize("kernel", [5, True, object(), "hysteresis", {"base": "hysteresis"}, ["hysteresis"]])
+def test_diff_kernel_is_a_pair(kernel):
+    with pytest.raises(semsim.InputError, match="diff: kernel: expected two kernels"):
+        semsim.diff(BASE, kernel=kernel)
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda r: plots.plot_scaling(r, y=[]), "plot_scaling: y: expected a column name"),
+    (lambda r: plots.plot_scaling(r, by=5), "plot_scaling: by: expected a column name or a list"),
+    (lambda r: plots.plot_scaling(r, facet=["machine"]), "plot_scaling: facet: expected a column name"),
+    (lambda r: plots.plot_cpu_breakdown(r, by=[]), "plot_cpu_breakdown: by: expected a column name"),
+    (lambda r: plots.plot_hot_lines(r, top=1.5), "plot_hot_lines: top: expected an integer from 1 to 1000"),
+    (lambda r: plots.plot_hot_lines(r, top=0), "plot_hot_lines: top: expected an integer"),
+    (lambda r: plots.plot_hot_lines(r, rank_by={}), "plot_hot_lines: rank_by: expected a column name"),
+    (lambda r: plots.hot_lines_table(r, metric={}), "hot_lines_table: metric: expected a column name"),
+    (lambda r: plots.hot_lines_table(r, top=True), "hot_lines_table: top: expected an integer"),
+    (lambda r: plots.plot_compare(None), "plot_compare: comparison: expected a semsim.Comparison"),
+    (lambda r: plots.plot_compare(5), "plot_compare: comparison: expected a semsim.Comparison"),
+    (lambda r: plots.plot_compare([0]), "plot_compare: comparison: a row is not a dict"),
+    (lambda r: plots.plot_compare([{"threads": "2"}]), "plot_compare: comparison: a row is not a dict"),
+    (lambda r: plots.plot_diff(r), "plot_diff: d: expected the semsim.Diff"),
+    (lambda r: plots.plot_diff(semsim.diff(r, r), top=-1), "plot_diff: top: expected an integer"),
+    (lambda r: semtrace.build(None), "trace.build: events: expected what semsim.trace.record"),
+    (lambda r: semtrace.build({"trace": 1}), "trace.build: events: expected what semsim.trace.record"),
+])
+def test_view_helpers_name_the_bad_argument(result, call, words):
+    with pytest.raises(semsim.InputError, match=words):
+        call(result)
