@@ -18,6 +18,8 @@ from .api import (
     ScenarioLike,
     SimulationError,
     check_jobs,
+    check_output_dir,
+    check_output_file,
     host_model_path,
     kernel_label,
     load_native_scenario,
@@ -27,6 +29,7 @@ from .api import (
     ops_interval,
     precision_note,
     simulate,
+    write_file,
 )
 from .progress import Status, status_for
 
@@ -262,7 +265,7 @@ class Comparison:
     def to_json(self, path: str | os.PathLike | None = None) -> str:
         text = json.dumps(self.to_doc(), indent=2) + "\n"
         if path is not None:
-            Path(path).write_text(text, encoding="utf-8")
+            write_file(check_output_file(path, "Comparison.to_json: path"), text, "Comparison.to_json: path")
         return text
 
     def to_frame(self) -> pd.DataFrame:
@@ -312,15 +315,21 @@ class Comparison:
         """Predicted and measured ops/s against threads (see :func:`semsim.plots.plot_compare`)."""
         from .plots import plot_compare
 
+        out = check_output_file(path, "Comparison.plot: path") if path is not None else None
         fig = plot_compare(self, ax=ax)
-        if path is not None:
-            fig.savefig(os.fspath(path), dpi=120)
+        if out is not None:
+            try:
+                out.parent.mkdir(parents=True, exist_ok=True)
+                fig.savefig(os.fspath(out), dpi=120)
+            except OSError as exc:
+                raise InputError(f"Comparison.plot: path {out}: {exc.strerror or exc}") from None
+            except ValueError as exc:  # a suffix matplotlib has no writer for
+                raise InputError(f"Comparison.plot: path {out}: {exc}") from None
         return fig
 
     def write(self, out_dir: str | os.PathLike) -> tuple[Path, Path]:
         """Writes ``compare.json`` and ``<scenario name>.png`` into ``out_dir``; returns both paths."""
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
+        out = check_output_dir(out_dir, "Comparison.write: out_dir")
         json_path = out / "compare.json"
         png_path = out / f"{safe_filename(self.name)}.png"
         self.to_json(json_path)
@@ -430,14 +439,15 @@ class ComparisonSet:
 
     def write_summary(self, out_dir: str | os.PathLike) -> Path:
         """Writes ``accuracy.json`` (``summary`` and ``rows``) into ``out_dir``; returns its path."""
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
+        out = check_output_dir(out_dir, "ComparisonSet.write_summary: out_dir")
         path = out / "accuracy.json"
-        path.write_text(json.dumps({"summary": self.summary, "rows": self.rows}, indent=2) + "\n")
+        write_file(path, json.dumps({"summary": self.summary, "rows": self.rows}, indent=2) + "\n",
+                   "ComparisonSet.write_summary: out_dir")
         return path
 
     def write(self, out_dir: str | os.PathLike) -> Path:
         """Each comparison into ``out_dir/<scenario name>/``, then ``accuracy.json``."""
+        check_output_dir(out_dir, "ComparisonSet.write: out_dir")
         for c in self.comparisons:
             c.write(Path(out_dir) / safe_filename(c.name))
         return self.write_summary(out_dir)

@@ -33,7 +33,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .api import InputError, Result, ScenarioLike, kernel_label, simulate
+from .api import InputError, Result, ScenarioLike, check_int, check_output_dir, kernel_label, simulate, write_file
 
 #: Seeds per side when ``diff`` runs the scenario itself (unless ``repeats`` says otherwise).
 DEFAULT_REPEATS = 3
@@ -288,6 +288,7 @@ class Diff:
     # -- text
 
     def table(self, top: int = 10) -> str:
+        top = check_int(top, "Diff.table: top", 1, 1000, " (functions per point)")
         out = [f"# semsim diff: A = {self.labels[0]}, B = {self.labels[1]} ({self.bench})", ""]
         out += self.verdicts
         out.append("")
@@ -336,12 +337,11 @@ class Diff:
 
     def write(self, out_dir: str | os.PathLike) -> dict[str, Path]:
         """Writes ``diff.txt`` (the table), ``diff.json`` and ``diff.difffolded`` into ``out_dir``."""
-        d = Path(out_dir)
-        d.mkdir(parents=True, exist_ok=True)
+        d = check_output_dir(out_dir, "Diff.write: out_dir")
         paths = {"table": d / "diff.txt", "json": d / "diff.json", "difffolded": d / "diff.difffolded"}
-        paths["table"].write_text(self.table(), encoding="utf-8")
-        paths["json"].write_text(json.dumps(self.to_dict(), indent=2, allow_nan=False) + "\n", encoding="utf-8")
-        paths["difffolded"].write_text(self.difffolded(), encoding="utf-8")
+        write_file(paths["table"], self.table(), "Diff.write: out_dir")
+        write_file(paths["json"], json.dumps(self.to_dict(), indent=2, allow_nan=False) + "\n", "Diff.write: out_dir")
+        write_file(paths["difffolded"], self.difffolded(), "Diff.write: out_dir")
         return paths
 
 

@@ -417,3 +417,40 @@ def test_diff_kernel_is_a_pair(kernel):
 def test_view_helpers_name_the_bad_argument(result, call, words):
     with pytest.raises(semsim.InputError, match=words):
         call(result)
+
+
+@pytest.mark.parametrize("out", [None, 3, b"x", "", "a\0b"])
+def test_diff_write_names_a_bad_directory(result, out):
+    with pytest.raises(semsim.InputError, match="Diff.write: out_dir"):
+        semsim.diff(result, result).write(out)
+
+
+def test_diff_write_refuses_a_file_in_the_way(result, tmp_path):
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(semsim.InputError, match="exists and is not a directory"):
+        semsim.diff(result, result).write(tmp_path / "f")
+
+
+@pytest.mark.parametrize("top", [1.5, "3", 0, True, None])
+def test_diff_table_top_is_a_count(result, top):
+    with pytest.raises(semsim.InputError, match="Diff.table: top: expected an integer from 1 to 1000"):
+        semsim.diff(result, result).table(top)
+
+
+def _comparison(result) -> semsim.Comparison:
+    from semsim.compare import Comparison
+
+    return Comparison(result, result)
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda c, d: c.write(d / "f"), "Comparison.write: out_dir .*exists and is not a directory"),
+    (lambda c, d: c.to_json(d), "Comparison.to_json: path .*is a directory"),
+    (lambda c, d: c.to_json(5), "Comparison.to_json: path: expected a file path"),
+    (lambda c, d: c.plot(d / "f" / "x.png"), "Comparison.plot: path .*is not a directory"),
+    (lambda c, d: c.plot(d / "x.nosuchformat"), "Comparison.plot: path"),
+])
+def test_comparison_outputs_name_a_bad_path(result, tmp_path, call, words):
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(semsim.InputError, match=words):
+        call(_comparison(result), tmp_path)
