@@ -150,6 +150,7 @@ Json derive_model(const Measurements& x, const SimulatedCall& simulated_call_ns)
   add_wakeup_jitter(m, x);
   add_switch_refill(m, x);
   add_wakeup_preemption(m, x);
+  add_pv_spinlock(m, x);
   add_clock(m, x);
   // semop_kernel_path, closed on the uncontended semop probe: the instructions of a
   // successful semop's functions (perform_atomic_semop, do_smart_update, the unlock and

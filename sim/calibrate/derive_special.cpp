@@ -308,6 +308,14 @@ void add_switch_refill(Json& m, const Measurements& x) {
   }
 }
 
+void add_pv_spinlock(Json& m, const Measurements& x) {
+  m["pv_spinlock"] = {
+      {"value", x.pv_spinlocks},
+      {"source", "host facts: " + (x.pv_spinlock_evidence.empty()
+                                       ? std::string("none recorded: native spinlocks")
+                                       : x.pv_spinlock_evidence)}};
+}
+
 void add_wakeup_preemption(Json& m, const Measurements& x) {
   const probes::FutexStats& same_normal = x.futex_same_cpu_normal;
   const bool preempts = preempts_on_wakeup(x);

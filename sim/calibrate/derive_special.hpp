@@ -33,6 +33,8 @@ Json os_noise_param(const std::vector<probes::NoiseCpu>& noise, Json& probes_out
 // wakeup_preemption, clock_ghz.
 void add_wakeup_jitter(Json& m, const Measurements& x);
 void add_switch_refill(Json& m, const Measurements& x);
+// pv_spinlock: the host fact (host_facts.hpp, pv_spinlocks()) with its evidence.
+void add_pv_spinlock(Json& m, const Measurements& x);
 void add_wakeup_preemption(Json& m, const Measurements& x);
 void add_clock(Json& m, const Measurements& x);
 

@@ -2,8 +2,15 @@
 
 #include <time.h>
 
+#include <cstdint>
+#include <cstring>
 #include <fstream>
+#include <sstream>
 #include <string>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 namespace semsim::calibrate {
 
@@ -46,6 +53,88 @@ std::string utc_now() {
   char buf[32];
   strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
+}
+
+namespace {
+
+// The CPUs the kernel could bring up (/sys/devices/system/cpu/possible, "0-1,4"): how many.
+int possible_cpus() {
+  std::ifstream in("/sys/devices/system/cpu/possible");
+  std::string text;
+  if (!std::getline(in, text)) return 0;
+  int n = 0;
+  std::stringstream ranges(text);
+  for (std::string part; std::getline(ranges, part, ',');) {
+    const auto dash = part.find('-');
+    try {
+      n += dash == std::string::npos ? 1 : std::stoi(part.substr(dash + 1)) - std::stoi(part) + 1;
+    } catch (const std::exception&) {
+      return 0;
+    }
+  }
+  return n;
+}
+
+bool kallsyms_has(const std::string& symbol) {
+  std::ifstream in("/proc/kallsyms");
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto space = line.rfind(' ');
+    if (space != std::string::npos && line.compare(space + 1, std::string::npos, symbol) == 0)
+      return true;
+  }
+  return false;
+}
+
+bool cmdline_has(const std::string& option) {
+  std::ifstream in("/proc/cmdline");
+  for (std::string opt; in >> opt && opt != "--";)
+    if (opt == option) return true;
+  return false;
+}
+
+}  // namespace
+
+PvSpinlocks pv_spinlocks() {
+  PvSpinlocks out;
+#if defined(__x86_64__) || defined(__i386__)
+  std::uint32_t base = 0;
+  for (std::uint32_t leaf = 0x40000000; leaf < 0x40010000; leaf += 0x100) {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    __cpuid(leaf, a, b, c, d);
+    char sig[13] = {};
+    std::memcpy(sig, &b, 4);
+    std::memcpy(sig + 4, &c, 4);
+    std::memcpy(sig + 8, &d, 4);
+    if (std::strcmp(sig, "KVMKVMKVM") == 0) {
+      base = leaf;
+      break;
+    }
+  }
+  if (base == 0) {
+    out.evidence = "not a KVM guest (no KVMKVMKVM CPUID leaf): native spinlocks";
+    return out;
+  }
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  __cpuid(base + 1, a, b, c, d);
+  const bool kick = (a & (1u << 7)) != 0;      // KVM_FEATURE_PV_UNLOCK_KICK
+  const bool realtime = (d & (1u << 0)) != 0;  // KVM_HINTS_REALTIME
+  const int cpus = possible_cpus();
+  const bool off = cmdline_has("nopvspin") || cmdline_has("nopv");
+  const bool built = kallsyms_has("__pv_queued_spin_lock_slowpath");
+  out.enabled = kick && !realtime && cpus > 1 && !off && built;
+  std::ostringstream e;
+  e << "a KVM guest (CPUID 0x" << std::hex << base << std::dec << "): PV_UNLOCK_KICK "
+    << (kick ? "offered" : "not offered") << ", REALTIME hint " << (realtime ? "set" : "not set")
+    << ", " << cpus << " possible CPUs, " << (off ? "nopvspin/nopv on" : "no nopvspin/nopv")
+    << " on the command line, /proc/kallsyms " << (built ? "has" : "lacks")
+    << " __pv_queued_spin_lock_slowpath: " << (out.enabled ? "paravirt" : "native")
+    << " spinlocks (kvm_spinlock_init())";
+  out.evidence = e.str();
+#else
+  out.evidence = "not x86: native spinlocks";
+#endif
+  return out;
 }
 
 }  // namespace semsim::calibrate

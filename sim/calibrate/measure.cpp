@@ -36,6 +36,12 @@ Measurements measure(bool quick, const std::string& name) {
         x.kernel_sched_options.push_back(opt);
   }
 
+  {
+    const PvSpinlocks pv = pv_spinlocks();
+    x.pv_spinlocks = pv.enabled;
+    x.pv_spinlock_evidence = pv.evidence;
+  }
+
   probes::Settings st;
   st.quick = quick;
   st.repeats = quick ? 3 : 7;

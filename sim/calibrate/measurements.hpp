@@ -32,6 +32,9 @@ struct Measurements {
   // haltpoll and halt_poll settings, idle=), up to its "--": why a host's wake-up
   // costs and placement shares may differ from another's of the same kernel release.
   std::vector<std::string> kernel_sched_options;
+  // Paravirt qspinlocks in the running kernel (host_facts.hpp), and what says so.
+  bool pv_spinlocks = false;
+  std::string pv_spinlock_evidence;
   std::string date;  // UTC, ISO 8601
 
   // The probes (calibrate/probes.hpp), in the order they run.

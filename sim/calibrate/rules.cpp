@@ -140,6 +140,7 @@ const std::vector<SpecialRule>& special_rules() {
       {"switch_refill_ns", "futex_ring_K"},
       {"switch_refill_process_ns", "futex_ring_processes_K"},
       {"wakeup_preemption", "futex_same_cpu_normal"},
+      {"pv_spinlock", "host_facts"},
       {"clock_ghz", "tsc_ghz"},
   };
   return rules;

@@ -54,6 +54,9 @@ struct MachineParams {
   // A task woken onto a CPU that runs another task preempts it at that task's next
   // preemption point (CFS/EEVDF wakeup preemption) instead of waiting for its slice.
   bool wakeup_preemption = false;
+  // The kernel's spinlocks are paravirt qspinlocks (a KVM guest): spin_unlock of a
+  // queued lock is a locked cmpxchg of the locked byte, not a plain store.
+  bool pv_spinlock = false;
   // EEVDF's run-to-parity: a task that got its CPU because it was woken cannot be
   // preempted by a wake-up until it has run this long; one that got it back after a
   // preemption (or never slept) can be at once. 0: no protection.

@@ -151,6 +151,18 @@ void Spinlock::unlock(const Topology& topo, Task& task) {
     unlock_on_line(topo, task);
     return;
   }
+  // Paravirt qspinlock (pv_spinlock: a KVM guest): __pv_queued_spin_unlock is a
+  // locked cmpxchg of the locked byte (it must see whether a halted waiter needs a
+  // kick), so the releaser drains its store buffer, waits for the lock's line and
+  // goes on once the cmpxchg is done; the lock is free from then.
+  if (kind_ == LockKind::Queued && topo.params().pv_spinlock) {
+    const Tick waited_from = task.cursor;
+    const Tick done = issue_rmw(topo, task, *line_);
+    task.wait_until(done);
+    hand_on(topo, task, done);
+    task.interrupts_after_wait(waited_from);
+    return;
+  }
   // The release is a plain store to the lock word (head++ / locked byte = 0),
   // through the store buffer: the releaser goes on, the others see it free
   // once it is visible. Until then the lock reads held.

@@ -24,6 +24,13 @@
 //         store into our node, one transfer from its CPU to ours). That store
 //         leaves through the store buffer: it is not charged to the new owner,
 //         but the new head cannot see a release before it arrives.
+//     Paravirt (the machine's pv_spinlock: a KVM guest with PV spinlocks): the
+//     release is __pv_queued_spin_unlock's locked cmpxchg of the locked byte,
+//     not a store; the releaser drains its store buffer, takes the line and goes
+//     on when the atomic is done, and the lock is free from then. The waiters'
+//     halt and kick (pv_wait_node(), pv_kick()) after SPIN_THRESHOLD spins are
+//     not modelled: in a kernel profile of sem-scalebench mode 4 (2 tasks) on
+//     such a guest, neither the unlock's slow path nor a kick appeared.
 //
 //   cna: the queued lock with the NUMA-aware slow path of the CNA series
 //     (Dice and Kogan, "Compact NUMA-aware Locks", EuroSys 2019; "[PATCH v11

@@ -166,6 +166,20 @@ TEST(Calibrate, QuickRunWritesAModelTheLoaderAndTopologyAccept) {
         << src;
   }
 
+  {
+    // pv_spinlock: the host fact, as the loader takes it, with its evidence; the
+    // verdict agrees with what the evidence says of the hypervisor.
+    const bool pv = m.at("pv_spinlock").at("value");
+    EXPECT_EQ(params.pv_spinlock, pv);
+    const std::string src = m.at("pv_spinlock").at("source");
+    EXPECT_EQ(src.rfind("host facts: ", 0), 0u) << src;
+    if (src.find("not a KVM guest") != std::string::npos ||
+        src.find("not x86") != std::string::npos)
+      EXPECT_FALSE(pv) << src;
+    else
+      EXPECT_EQ(src.find(": paravirt spinlocks") != std::string::npos, pv) << src;
+  }
+
   // The spread of cross-CPU wake-ups, where there are two CPUs: 20 bins of the
   // probe's single hand-offs, increasing, with a mean of 1, taken by the loader.
   // A quick run on a loaded host may see a bin whose mean is not positive; the

@@ -72,6 +72,8 @@ Measurements fixture(int n, bool preempts) {
   }
   if (n > 1) {
     x.idle_search = {420, 351};
+    x.pv_spinlocks = true;
+    x.pv_spinlock_evidence = "a KVM guest (fixture)";
     x.kernel_sched_options = {"sched_vcpu_pack=15"};
     x.busy_pull = {380, 97};
   }

@@ -138,8 +138,9 @@ struct Handoff {
   Tick releaser_after_unlock = 0, waiter_acquired = 0;
 };
 
-Handoff run_handoff(double entries) {
-  const auto params = machine_with(entries, 0);
+Handoff run_handoff(double entries, bool pv_spinlock = false) {
+  auto params = machine_with(entries, 0);
+  params.pv_spinlock = pv_spinlock;
   const machine::Topology topo(params);
   CacheLine lock_line("lock"), data("data");
   machine::Spinlock lock(machine::LockKind::Queued, &lock_line, 1);
@@ -173,6 +174,16 @@ TEST(StoreBuffer, AReleaseIsVisibleWhenItsStoreCompletes) {
   const Handoff stalled = run_handoff(0);
   EXPECT_EQ(stalled.releaser_after_unlock, ns(1290));
   EXPECT_EQ(stalled.waiter_acquired, ns(1290 + kTransfer + kRmw));
+}
+
+// A paravirt qspinlock (a KVM guest) releases with a locked cmpxchg: the releaser
+// drains its buffer (the data store, visible at 1190), takes the lock's line from
+// the waiter spinning on it (1290) and does the atomic (1300); the waiter sees the
+// lock free from then and claims the word: transfer + atomic.
+TEST(StoreBuffer, AParavirtReleaseIsALockedRmwTheReleaserWaitsFor) {
+  const Handoff pv = run_handoff(36, true);
+  EXPECT_EQ(pv.releaser_after_unlock, ns(1190 + kTransfer + kRmw));
+  EXPECT_EQ(pv.waiter_acquired, ns(1300 + kTransfer + kRmw));
 }
 
 // A contender whose RMW completes while the release (with nobody waiting) is
