@@ -11,6 +11,8 @@ std::string utc_now();         // ISO 8601, seconds
 
 // Whether the running kernel's spinlocks are paravirt qspinlocks, whose spin_unlock is
 // a locked cmpxchg of the locked byte (__pv_queued_spin_unlock) instead of a store.
+// The kernel log's boot message ("PV spinlocks enabled" / "disabled", printed by the
+// KVM, Xen and Hyper-V guest setups) decides where it can be read; else the KVM facts:
 // Linux enables them in kvm_spinlock_init() when it runs on KVM (a CPUID leaf
 // 0x40000000 + k * 0x100 says "KVMKVMKVM"), the hypervisor offers PV_UNLOCK_KICK
 // (that base + 1, EAX bit 7) without the REALTIME hint (EDX bit 0), more than one CPU

@@ -502,7 +502,7 @@ const std::vector<ParamDecl>& machine_params() {
      .min_exclusive = false,
      .max = 1,
      .description =
-         "the kernel's spinlocks are paravirt queued spinlocks (a KVM guest with PV spinlocks: kvm_spinlock_init()): spin_unlock of a queued lock is __pv_queued_spin_unlock's locked cmpxchg of the locked byte, which waits for the lock's line and drains the store buffer, instead of a plain store that the releaser leaves in its store buffer. Ticket locks and rwlocks are not affected. Host fact: the KVM CPUID leaves (PV_UNLOCK_KICK offered, no REALTIME hint), the possible CPUs, the command line (nopvspin, nopv) and the kernel's symbols",
+         "the kernel's spinlocks are paravirt queued spinlocks (a KVM guest with PV spinlocks: kvm_spinlock_init()): spin_unlock of a queued lock is __pv_queued_spin_unlock's locked cmpxchg of the locked byte, which waits for the lock's line and drains the store buffer, instead of a plain store that the releaser leaves in its store buffer. Ticket locks and rwlocks are not affected. Host fact: the kernel log's boot message (\"PV spinlocks enabled\" or \"disabled\", from the KVM, Xen and Hyper-V guest setups) where it can be read, else the KVM CPUID leaves (PV_UNLOCK_KICK offered, no REALTIME hint), the possible CPUs, the command line (nopvspin, nopv) and the kernel's symbols",
      .flag = &machine::MachineParams::pv_spinlock},
     {.group = "",
      .key = "switch_refill_ns",

@@ -173,11 +173,8 @@ TEST(Calibrate, QuickRunWritesAModelTheLoaderAndTopologyAccept) {
     EXPECT_EQ(params.pv_spinlock, pv);
     const std::string src = m.at("pv_spinlock").at("source");
     EXPECT_EQ(src.rfind("host facts: ", 0), 0u) << src;
-    if (src.find("not a KVM guest") != std::string::npos ||
-        src.find("not x86") != std::string::npos)
-      EXPECT_FALSE(pv) << src;
-    else
-      EXPECT_EQ(src.find(": paravirt spinlocks") != std::string::npos, pv) << src;
+    EXPECT_EQ(src.find(": paravirt spinlocks") != std::string::npos, pv) << src;
+    EXPECT_EQ(src.find("native spinlocks") != std::string::npos, !pv) << src;
   }
 
   // The spread of cross-CPU wake-ups, where there are two CPUs: 20 bins of the
