@@ -151,32 +151,29 @@ void Spinlock::unlock(const Topology& topo, Task& task) {
     unlock_on_line(topo, task);
     return;
   }
+  // The release is a plain store to the lock word (head++ / locked byte = 0),
+  // through the store buffer: the releaser goes on, the others see it free
+  // once it is visible. Until then the lock reads held.
   // Paravirt qspinlock (pv_spinlock: a KVM guest): __pv_queued_spin_unlock is a
   // locked cmpxchg of the locked byte (it must see whether a halted waiter needs a
   // kick), so the releaser drains its store buffer, waits for the lock's line and
   // goes on once the cmpxchg is done; the lock is free from then.
-  if (kind_ == LockKind::Queued && topo.params().pv_spinlock) {
-    const Tick waited_from = task.cursor;
-    const Tick done = issue_rmw(topo, task, *line_);
-    task.wait_until(done);
-    hand_on(topo, task, done);
-    task.interrupts_after_wait(waited_from);
-    return;
-  }
-  // The release is a plain store to the lock word (head++ / locked byte = 0),
-  // through the store buffer: the releaser goes on, the others see it free
-  // once it is visible. Until then the lock reads held.
-  // The hand-off happens at the store's issue end, the date the releaser waits
-  // for: wait_until() there, hand on, and only then pay the interruptions that
-  // landed in the wait (an IPI handler, OS noise). They delay the releaser, not
-  // the release: paid first (advance_to), they moved the clock past `released`
-  // and the next owner was dated behind it (a time-order fault on the next line
+  // The hand-off happens at the release's issue end (the cmpxchg's completion),
+  // the date the releaser waits for: wait_until() there, hand on, and only then pay
+  // the interruptions that landed in the wait (an IPI handler, OS noise). They delay
+  // the releaser, not the release: paid first (advance_to), they moved the clock past
+  // the release and the next owner was dated behind it (a time-order fault on the next line
   // it touched: box-64 sem-lockunlock, 256 tasks, with ipi_target on).
-  const IssuedStore release = issue_store(topo, task, *line_);
-  const Tick released = release.visible;
+  IssuedStore release;
+  if (kind_ == LockKind::Queued && topo.params().pv_spinlock) {
+    const Tick done = issue_rmw(topo, task, *line_);
+    release = {done, done};
+  } else {
+    release = issue_store(topo, task, *line_);
+  }
   const Tick waited_from = task.cursor;
   task.wait_until(release.issued);
-  hand_on(topo, task, released);
+  hand_on(topo, task, release.visible);
   task.interrupts_after_wait(waited_from);
 }
 
