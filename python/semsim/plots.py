@@ -11,7 +11,7 @@ import numbers
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Union
 
-from .api import CPU_CATEGORIES, InputError, Result
+from .api import CPU_CATEGORIES, InputError, Result, check_int
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -67,13 +67,6 @@ def _names(value: Any, what: str) -> list[str]:
     if isinstance(value, (list, tuple)) and all(isinstance(v, str) and v for v in value):
         return list(value)
     raise InputError(f"{what}: expected a column name or a list of them, got {value!r}")
-
-
-def _top(value: Any, what: str) -> int:
-    """How many lines or functions to show."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not 1 <= value <= 1000:
-        raise InputError(f"{what}: expected an integer from 1 to 1000, got {value!r}")
-    return int(value)
 
 
 def _comparison_rows(comparison: Any) -> list[Mapping[str, Any]]:
@@ -358,7 +351,7 @@ def hot_lines_table(data: ResultData, *, top: int = 3, by: str = "misses",
     """
     import pandas as pd
 
-    top = _top(top, "hot_lines_table: top")
+    top = check_int(top, "hot_lines_table: top", 1, 1000)
     by, metric = _name(by, "hot_lines_table: by"), _name(metric, "hot_lines_table: metric")
     frames = [r.hot_lines(top=top, by=by) for r in _results(data, "hot_lines_table: data")]
     frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
@@ -386,7 +379,7 @@ def plot_hot_lines(data: ResultData, *, metric: str = "misses_per_op", top: int 
     """
     import pandas as pd
 
-    top = _top(top, "plot_hot_lines: top")
+    top = check_int(top, "plot_hot_lines: top", 1, 1000)
     metric, by = _name(metric, "plot_hot_lines: metric"), _name(by, "plot_hot_lines: by")
     rank_by = _name(rank_by, "plot_hot_lines: rank_by")
     frames = [r.hot_lines(by=rank_by) for r in _results(data, "plot_hot_lines: data")]
@@ -427,7 +420,7 @@ def plot_diff(d: Any, *, threads: Any = None, top: int = 8, title: str | None = 
 
     if not isinstance(d, Diff):
         raise InputError(f"plot_diff: d: expected the semsim.Diff that semsim.diff() returns, not {type(d).__name__}")
-    top = _top(top, "plot_diff: top")
+    top = check_int(top, "plot_diff: top", 1, 1000)
     fig = Figure(figsize=(11.0, 4.2), layout="constrained")
     left, right = fig.subplots(1, 2)
     xs = [p["threads"] for p in d.points]
