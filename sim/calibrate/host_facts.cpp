@@ -3,11 +3,15 @@
 #include <sys/klog.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
+
+#include "calibrate/host_topology.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -63,17 +67,7 @@ int possible_cpus() {
   std::ifstream in("/sys/devices/system/cpu/possible");
   std::string text;
   if (!std::getline(in, text)) return 0;
-  int n = 0;
-  std::stringstream ranges(text);
-  for (std::string part; std::getline(ranges, part, ',');) {
-    const auto dash = part.find('-');
-    try {
-      n += dash == std::string::npos ? 1 : std::stoi(part.substr(dash + 1)) - std::stoi(part) + 1;
-    } catch (const std::exception&) {
-      return 0;
-    }
-  }
-  return n;
+  return static_cast<int>(parse_cpu_list(text).size());
 }
 
 bool kallsyms_has(const std::string& symbol) {
@@ -88,10 +82,8 @@ bool kallsyms_has(const std::string& symbol) {
 }
 
 bool cmdline_has(const std::string& option) {
-  std::ifstream in("/proc/cmdline");
-  for (std::string opt; in >> opt && opt != "--";)
-    if (opt == option) return true;
-  return false;
+  const std::vector<std::string> options = kernel_cmdline();
+  return std::find(options.begin(), options.end(), option) != options.end();
 }
 
 // The boot message of the hypervisor's spinlock setup in the kernel log ("kvm-guest: PV
@@ -121,6 +113,13 @@ int kernel_log_pv_spinlocks(std::string& line) {
 }
 
 }  // namespace
+
+std::vector<std::string> kernel_cmdline() {
+  std::vector<std::string> out;
+  std::ifstream in("/proc/cmdline");
+  for (std::string opt; in >> opt && opt != "--";) out.push_back(opt);
+  return out;
+}
 
 PvSpinlocks pv_spinlocks() {
   PvSpinlocks out;

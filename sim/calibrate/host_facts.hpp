@@ -2,12 +2,15 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace semsim::calibrate {
 
 std::string cpu_model_name();  // /proc/cpuinfo "model name" of the first CPU
 double cpuinfo_mhz();          // its "cpu MHz"; 0 when absent
 std::string utc_now();         // ISO 8601, seconds
+// The kernel's command-line options, up to a "--" (what follows it goes to init).
+std::vector<std::string> kernel_cmdline();
 
 // Whether the running kernel's spinlocks are paravirt qspinlocks, whose spin_unlock is
 // a locked cmpxchg of the locked byte (__pv_queued_spin_unlock) instead of a store.

@@ -21,7 +21,8 @@ int read_int(const std::string& path, int fallback) {
   return fallback;
 }
 
-// "0-3,8,10-11" -> {0, 1, 2, 3, 8, 10, 11}
+}  // namespace
+
 std::set<int> parse_cpu_list(const std::string& text) {
   std::set<int> out;
   std::stringstream ss(text);
@@ -41,8 +42,6 @@ std::set<int> parse_cpu_list(const std::string& text) {
   }
   return out;
 }
-
-}  // namespace
 
 std::vector<CpuInfo> read_cpus(const std::vector<int>& cpus) {
   std::vector<CpuInfo> out;

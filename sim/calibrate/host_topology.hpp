@@ -18,6 +18,9 @@ struct CpuInfo {
   std::set<int> siblings;  // thread_siblings_list
 };
 
+// A sysfs CPU list, "0-3,8,10-11" -> {0, 1, 2, 3, 8, 10, 11} (unreadable parts left out).
+std::set<int> parse_cpu_list(const std::string& text);
+
 // /sys/devices/system/cpu/cpu<N>/topology/ of each of `cpus`.
 std::vector<CpuInfo> read_cpus(const std::vector<int>& cpus);
 

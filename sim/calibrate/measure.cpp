@@ -28,13 +28,10 @@ Measurements measure(bool quick, const std::string& name) {
     std::ifstream in("/proc/loadavg");
     in >> x.load_average;
   }
-  {
-    std::ifstream in("/proc/cmdline");
-    for (std::string opt; in >> opt && opt != "--";)
-      if (opt.rfind("sched", 0) == 0 || opt.find("haltpoll") != std::string::npos ||
-          opt.find("halt_poll") != std::string::npos || opt.rfind("idle=", 0) == 0)
-        x.kernel_sched_options.push_back(opt);
-  }
+  for (const std::string& opt : kernel_cmdline())
+    if (opt.rfind("sched", 0) == 0 || opt.find("haltpoll") != std::string::npos ||
+        opt.find("halt_poll") != std::string::npos || opt.rfind("idle=", 0) == 0)
+      x.kernel_sched_options.push_back(opt);
 
   {
     const PvSpinlocks pv = pv_spinlocks();
