@@ -621,6 +621,11 @@ std::vector<TaskOutcome> simulate_batch(const std::vector<Scenario>& scenarios,
   // order they happened to end): the same message whatever `jobs` is.
   std::vector<std::size_t> error_at(scenarios.size(), SIZE_MAX);
   std::vector<RoundPoints> second(scenarios.size());  // the points of a second round
+  // Scenario s's runs are all in, none failed: its result.
+  auto assembled = [&](std::size_t s) {
+    out[s].ok = true;
+    out[s].value = assemble(scenarios[s], machines[s], results[s]);
+  };
   auto finished = [&](std::size_t task, const TaskOutcome& o) {
     const BatchRun& r = runs[task];
     if (o.ok) {
@@ -635,11 +640,7 @@ std::vector<TaskOutcome> simulate_batch(const std::vector<Scenario>& scenarios,
     if (error_at[r.scenario] == SIZE_MAX) {
       second[r.scenario] = second_round_points(scenarios[r.scenario], results[r.scenario]);
       if (!second[r.scenario].empty()) return;  // assembled after its second round
-    }
-    if (error_at[r.scenario] == SIZE_MAX) {
-      out[r.scenario].ok = true;
-      out[r.scenario].value =
-          assemble(scenarios[r.scenario], machines[r.scenario], results[r.scenario]);
+      assembled(r.scenario);
       results[r.scenario].clear();
     }
     if (done) done(r.scenario);
@@ -659,12 +660,10 @@ std::vector<TaskOutcome> simulate_batch(const std::vector<Scenario>& scenarios,
   second_rounds(scenarios, machines, results, second, pool, false, errors);
   for (std::size_t s = 0; s < scenarios.size(); ++s) {
     if (second[s].empty()) continue;
-    if (!errors[s].error_type.empty()) {
+    if (!errors[s].error_type.empty())
       out[s] = errors[s];
-    } else {
-      out[s].ok = true;
-      out[s].value = assemble(scenarios[s], machines[s], results[s]);
-    }
+    else
+      assembled(s);
     results[s].clear();
     if (done) done(s);
   }
