@@ -140,6 +140,8 @@ class Actor {
   }
   // The running actor read ahead: until its next turn it must schedule nothing.
   void note_read_ahead() { clock_->ahead = true; }
+  // The date no read may go ahead to: the observer's pending turn.
+  Tick read_ahead_barrier() const { return clock_->barrier; }
   // Is it waiting in wait_turn() for a turn (not running, not parked)?
   bool waiting() const;
   // The date of the turn it waits for (waiting()), else -1. Inline: every

@@ -57,6 +57,7 @@ Tick CacheLine::access(const Topology& topo, int cpu, Access kind, Tick t, Tick 
                               std::to_string(ticks_to_ns(t)) + " ns, after a read at " +
                               std::to_string(ticks_to_ns(read_ahead_until_)) + " ns");
     reads_since_write_ = 0;
+    last_write_ = t;
   }
   ++stats_.accesses;
   const Tick op_cost = kind == Access::Rmw ? costs.atomic_rmw : costs.l1_hit;

@@ -29,6 +29,7 @@
 // read's date (core/simulation.hpp, spawn_observer()).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <bitset>
 #include <cstdint>
@@ -185,6 +186,9 @@ class CacheLine {
   Tick read_ahead(const Topology& topo, int cpu, Tick t);
   // Would a read by `cpu` now be a hit on a quiet line (what read_ahead() serves)?
   bool quiet_hit(int cpu) const;
+  // A read served ahead is dated t after all (its SMT run was re-dated): a write
+  // dated no later than t is a conflict from now on.
+  void mark_read_through(Tick t) { read_ahead_until_ = std::max(read_ahead_until_, t); }
   // The line is kept busy until t by traffic the caller accounts for itself
   // (e.g. the re-reads of every ticket-lock spinner after a release).
   void occupy_until(Tick t) {
@@ -206,6 +210,8 @@ class CacheLine {
   LineWatchers* watchers() const { return watchers_; }
   // Writes and RMWs requested so far (a spinner's copy is stale after one).
   std::uint64_t writes() const { return writes_; }
+  // The date of the latest write or RMW requested (-1: none).
+  Tick last_write() const { return last_write_; }
   // The contended-line mechanisms this line applies (default: none).
   void set_contention(const LineContention& c) { contention_ = c; }
   const LineContention& contention() const { return contention_; }
@@ -230,6 +236,7 @@ class CacheLine {
   LineContention contention_;
   LineWatchers* watchers_ = nullptr;
   std::uint64_t writes_ = 0;
+  Tick last_write_ = -1;
   std::uint32_t reads_since_write_ = 0;  // saturates at kQuietReads's setting
   Tick read_ahead_until_ = -1;           // the latest date read_ahead() served
   std::deque<Tick> queued_done_;  // completion dates of requests still queued (queue_factor > 0)

@@ -25,11 +25,12 @@ Tick LoadWindow::load(const Topology& topo, Task& task, CacheLine& line) {
   // One pass over the window: the latest fill of this line in it (a line still
   // outstanding takes no second buffer, and a hit on it waits for that fill) and
   // the misses holding a buffer now.
-  Tick same_line = -1;
+  Tick same_line = -1, latest = -1;
   int busy = 0;
   for (const Pending& p : loads_) {
     if (p.line == &line) same_line = std::max(same_line, p.done);
     if (p.miss && p.done > task.cursor) ++busy;
+    latest = std::max(latest, p.done);
   }
   const bool merges = same_line > task.cursor;
   if (!merges && busy >= buffers) {
@@ -43,8 +44,11 @@ Tick LoadWindow::load(const Topology& topo, Task& task, CacheLine& line) {
       }
     stall_until(task, first);
   }
-  // At the cursor (after a store to it, if any); the kernel's own load, so it may read ahead.
-  Tick done = issue_private_load(topo, task, line);
+  // At the cursor (after a store to it, if any); the kernel's own load, so it may read
+  // ahead; inside an SMT run only while every load in the window is done by the run's
+  // start: then each comparison above and in stall_until() with the cursor, a date the
+  // run's turn may still move, has the same answer at every date of the run.
+  Tick done = issue_private_load(topo, task, line, latest <= task.smt_from);
   const bool miss = done > task.cursor + m.l1_hit;
   // A hit on a line whose fill is still outstanding: its data comes with the fill.
   if (!miss) done = std::max(done, same_line);

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <string>
 
+#include "core/errors.hpp"
+#include "machine/cache_line.hpp"
 #include "machine/task.hpp"
 
 namespace semsim::machine {
@@ -259,7 +262,49 @@ void Task::smt_settle() {
     }
     smt->done_waiting(cpu);
   }
+  if (!smt_reads.empty()) smt_check_reads();
   smt_close();
+}
+
+namespace {
+std::uint64_t g_run_read_aheads = 0;
+}  // namespace
+
+std::uint64_t run_read_aheads() { return g_run_read_aheads; }
+
+void Task::read_ahead_in_run(CacheLine& line, Tick hit) {
+  ++g_run_read_aheads;
+  smt_reads.push_back({&line, line.writes(), cursor, actor->read_ahead_barrier(),
+                       static_cast<std::uint32_t>(smt_pieces.size())});
+  owe_turns = true;
+  const Tick from = cursor;
+  account(func, hit, PieceKind::Fixed);
+  interrupts_after_wait(from);
+  owe_turns = false;
+}
+
+// The strict order reads the line at the read's final date D, after every request
+// dated earlier. What the read ahead saw differs from that only if a write to the
+// line is dated between its first date and D (the line itself throws for one dated
+// no later than the first date), or D lies past the observer's turn that counted the
+// read: either is a conflict, and the run is done again in strict order. The writes
+// since the read came in date order: the first is the earliest, known when it is
+// the only one (else counted as a conflict, which only costs the run again). From
+// here the line serves no write dated at or before D without a conflict, as for a
+// read ahead at a final date.
+void Task::smt_check_reads() {
+  for (const RunRead& r : smt_reads) {
+    const Tick date = smt_date_after(r.pieces);
+    const std::uint64_t since = r.line->writes() - r.writes;
+    if (date >= r.barrier ||
+        (since > 1 ? date > r.date : since == 1 && r.line->last_write() <= date))
+      throw ReadAheadConflict("read-ahead in an SMT run: line '" + r.line->name() + "' read at " +
+                              std::to_string(ticks_to_ns(r.date)) + " ns, re-dated to " +
+                              std::to_string(ticks_to_ns(date)) +
+                              " ns, past a write or the observer's turn");
+    r.line->mark_read_through(date);
+  }
+  smt_reads.clear();
 }
 
 void Task::note_spin(bool spin) {

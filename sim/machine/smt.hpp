@@ -68,6 +68,7 @@
 // against 11; validation/bench-speed.md).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -98,6 +99,8 @@ class SmtCores {
   explicit SmtCores(const Topology& topo);
   // Off on cores of one thread and with a slowdown of 1: then nothing is recorded.
   bool active() const { return active_; }
+  // The most any history stretches work: every sibling busy at the larger factor.
+  double max_slowdown() const { return std::max({1.0, factor_, spin_factor_}); }
   // CPU `cpu` runs a task from `date` (busy) or is idle from `date`; `now` is
   // the caller's date (no later query starts before it, nor before a sibling's
   // charge in progress: older history is dropped).

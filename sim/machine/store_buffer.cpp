@@ -79,18 +79,23 @@ Tick issue_load(const Topology& topo, Task& task, CacheLine& line) {
   return line.access(topo, task.cpu, Access::Read, task.cursor);
 }
 
-Tick issue_private_load(const Topology& topo, Task& task, CacheLine& line) {
+Tick issue_private_load(const Topology& topo, Task& task, CacheLine& line, bool in_run) {
   StoreBuffer& sb = task.stores;
   // A read that may be a quiet hit: a turn owed, and no wait for an own store in
   // flight to the line (issue_load() would take it). Whether it is one is the
   // line's to say at the read's date, ahead of the turn or after it.
-  if (!task.turn_owed() ||
-      (sb.pending(task.cursor) > 0 && sb.line_arrival(&line) > task.cursor))
+  if (!task.turn_owed() || (sb.pending(task.cursor) > 0 && sb.line_arrival(&line) > task.cursor))
     return issue_load(topo, task, line);
   if (task.may_read_ahead()) {
     if (const Tick done = line.read_ahead(topo, task.cpu, task.cursor); done >= 0) {
       task.actor->note_read_ahead();
       return done;
+    }
+  } else if (in_run && task.may_read_ahead_in_run()) {
+    if (const Tick done = line.read_ahead(topo, task.cpu, task.cursor); done >= 0) {
+      task.actor->note_read_ahead();
+      task.read_ahead_in_run(line, done - task.cursor);
+      return task.smt_from;  // final, and before the hit's end wherever the run moves
     }
   }
   // Its turn in strict order; the IPIs posted meanwhile (machine/ipi_queue.hpp)
@@ -126,9 +131,10 @@ void rmw(const Topology& topo, Task& task, CacheLine& line, Turn turn) {
 }
 
 void load(const Topology& topo, Task& task, CacheLine& line, Turn turn) {
-  wait_for(task,
-           turn == Turn::Owe ? issue_private_load(topo, task, line) : issue_load(topo, task, line),
-           turn);
+  wait_for(
+      task,
+      turn == Turn::Owe ? issue_private_load(topo, task, line, true) : issue_load(topo, task, line),
+      turn);
 }
 
 }  // namespace semsim::machine

@@ -88,7 +88,11 @@ Tick issue_rmw(const Topology& topo, Task& task, CacheLine& line);
 Tick issue_load(const Topology& topo, Task& task, CacheLine& line);
 // The same for a load whose wait is the task's own (Turn::Owe): a hit on a
 // quiet line may go ahead of the owed turn (machine/task.hpp, "Read-ahead").
-Tick issue_private_load(const Topology& topo, Task& task, CacheLine& line);
+// With `in_run`, also inside an SMT run whose dates may still move: the task
+// then waits the hit's latency itself (Task::read_ahead_in_run()) and the result
+// is the run's start, a final date no later than the hit's end, so that the
+// caller's wait for it, and every later one, is none at any of the run's dates.
+Tick issue_private_load(const Topology& topo, Task& task, CacheLine& line, bool in_run);
 // smp_mb(): waits for the pending stores and the last locked RMW's store, then full_fence.
 void full_fence(const Topology& topo, Task& task);
 

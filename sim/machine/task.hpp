@@ -58,11 +58,22 @@
 // either order, machine/ipi_queue.hpp), and it schedules nothing
 // (core/simulation.cpp checks it),
 // and the calendar's ties do not depend on when its next turn was queued; so
-// the run is the strict order's, byte for byte. With SMT, only where the
-// siblings' history is final through the read's date (each sibling's task waits
-// for a later turn: SmtCores::settled_through()), so the read's date is the one
-// the turn would give. Not with a trace (events are recorded as they are made)
-// or a running actor that is not this task's.
+// the run is the strict order's, byte for byte. With SMT, where the read's date
+// is final (no run is open, or the siblings' history is final through it: each
+// sibling's task waits for a later turn, SmtCores::settled_through()), as above.
+// Read-ahead in a run: where a sibling may still re-date the task's run, the read
+// is a piece of the run (read_ahead_in_run()): its wait is the hit's latency, a
+// piece of fixed length that moves with the read, and its result is the run's
+// start, a final date, so no later wait of the task's on it depends on the run's
+// dates (LoadWindow reads ahead so only while every load in its window is done
+// by the run's start: its comparisons with the cursor then have one answer at
+// every date of the run). At the run's turn, its dates final, the read is checked
+// (smt_check_reads()): a write to the line dated between its first and its final
+// date is a conflict, as is a final date at or past the observer's turn that was
+// pending when it read (a run that could stretch that far does not read ahead);
+// the line then refuses, as a conflict, a write dated at or before the final date.
+// Not with a trace (events are recorded as they are made) or a running actor that
+// is not this task's.
 #pragma once
 
 #include <algorithm>
@@ -280,12 +291,39 @@ struct Task {
   // Its cursor moved past its last turn: some owed work is not yet in order.
   bool turn_owed() const { return !owed_work.empty() || !smt_pieces.empty(); }
   // May its next load go ahead of its owed turn (read-ahead, above)?
-  // With SMT, only where its run cannot be re-dated before the read
-  // (SmtCores::settled_through()): then its dates up to the read are final.
+  // With SMT, only where its dates up to the read are final: no run is open (its
+  // owed work is final as dated), or the run cannot be re-dated before the read
+  // (SmtCores::settled_through()).
   bool may_read_ahead() const {
     return turn_owed() && trace == nullptr && actor != nullptr && actor->running() &&
-           actor->may_read_ahead(cursor) && (smt == nullptr || smt->settled_through(cpu, cursor));
+           actor->may_read_ahead(cursor) &&
+           (smt == nullptr || smt_pieces.empty() || smt->settled_through(cpu, cursor));
   }
+  // ... or inside its SMT run, at a date that may still move (read-ahead in a run,
+  // above): where may_read_ahead() says no only because a sibling may change first.
+  // Not where a re-dating could move the read past the observer's pending turn
+  // (which would count it): the run since its start, stretched by the most any
+  // history gives, ends before that turn.
+  bool may_read_ahead_in_run() const {
+    return !smt_pieces.empty() && trace == nullptr && actor != nullptr && actor->running() &&
+           actor->may_read_ahead(cursor) &&
+           static_cast<double>(smt_from) +
+                   static_cast<double>(cursor - smt_from) * smt->max_slowdown() <
+               static_cast<double>(actor->read_ahead_barrier());
+  }
+  // A quiet hit on `line` read ahead inside the run, done `hit` after the read: the
+  // read is listed (checked at the run's turn, smt_check_reads()) and the task waits
+  // the hit's latency as a piece of fixed length, which the run's re-dating moves
+  // with the read, as the strict order's wait from the read's final date.
+  void read_ahead_in_run(CacheLine& line, Tick hit);
+  struct RunRead {
+    CacheLine* line;
+    std::uint64_t writes;  // the line's writes when it was read
+    Tick date;             // the read's date then
+    Tick barrier;          // the observer's pending turn then (the read came before it)
+    std::uint32_t pieces;  // the run's pieces before it (its final date: smt_date_after())
+  };
+  std::vector<RunRead> smt_reads;  // the reads ahead in the run, until its turn
   // Work that takes d whatever the siblings do (with SMT: smt_work()).
   void work(Tick d) {
     interrupts_in(d);
@@ -321,7 +359,8 @@ struct Task {
   void wait_until(Tick t) {
     if (t > cursor)
       account(func, t - cursor, PieceKind::Until, t);
-    else if (!smt_pieces.empty())  // over at these dates, maybe not at the final ones
+    else if (!smt_pieces.empty() &&
+             t > smt_from)  // over at these dates, maybe not at the final ones
       smt_pieces.push_back({func, PieceKind::Until, t, cursor, 0});
   }
   // Inline up to its usual answer, none: no noise due and no IPI to pay.
@@ -386,6 +425,9 @@ struct Task {
   // at `changed`); the date after its first `pieces` pieces; the run held to end
   // no sooner than t; the turn at the run's final date.
   void smt_redate(Tick changed);
+  // At the run's turn, its dates final: each read ahead in the run (smt_reads) is
+  // what the strict order reads at its final date, or the run is done again.
+  void smt_check_reads();
   Tick smt_date_after(std::uint32_t pieces) const;
   void smt_hold_until(Tick t);
   void smt_settle();
@@ -565,6 +607,10 @@ struct Task {
     clear_owed();
   }
 };
+
+// Reads served ahead inside an SMT run so far in this process (Task::read_ahead_in_run(),
+// also counted by read_aheads()): for benchmarks and tests.
+std::uint64_t run_read_aheads();
 
 // Attributes the charges in a scope to one function (restores the caller's on exit).
 class InFunc {
