@@ -62,7 +62,9 @@
 // noise and IPIs its pieces meet (machine/ipi_queue.hpp: late by at most the
 // private work since the last turn, the same assumption) are taken at the dates
 // the history known when it ran gave. Its shared steps -- every line request,
-// lock, scheduler call -- take the turn first, at the final date.
+// lock, scheduler call -- take the turn first, at the final date; a kernel load
+// that hits a quiet line may instead go ahead inside the run, as a piece of it,
+// checked at the run's turn (machine/task.hpp, "Read-ahead in a run").
 // Cost: a run takes one turn, at its shared step, as on a core without SMT
 // (before: a turn per charge, 25 hand-offs per semop on the laptop-4 bench case
 // against 11; validation/bench-speed.md).
