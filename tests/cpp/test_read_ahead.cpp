@@ -190,6 +190,26 @@ TEST(IpiQueue, APostIsPaidOnlyOnceTaken) {
 
 // --- End to end, against the reference mode ----------------------------------
 
+// semop-multi, 16 semaphores in stride, on `machine` under `kernel`.
+Json semop_multi(const std::string& machine, const char* kernel, std::vector<int> threads,
+                 double duration_ms, int seed) {
+  Json doc = Json::parse(R"({
+    "name": "many", "workload": {"type": "semop-multi", "semaphores": 16, "pattern": "stride"},
+    "warmup_ms": 0.02, "repeats": 1})");
+  doc["machine"] = machine;
+  doc["kernel"] = kernel;
+  doc["threads"] = threads;
+  doc["duration_ms"] = duration_ms;
+  doc["seed"] = seed;
+  return doc;
+}
+
+// The fast path (read-ahead on) gives the reference mode's bytes.
+void expect_reference_bytes(const Json& doc, bool every_line) {
+  EXPECT_EQ(simulate_bytes(doc, false), simulate_bytes(doc, true))
+      << doc["kernel"] << " " << doc["machine"] << " every line quiet: " << every_line;
+}
+
 // Every shipped scenario on host-default (2 CPUs, no SMT) with up to twice the
 // CPUs, under every generation: with every line quiet, the runs read ahead
 // wherever they may, conflict (and are run again) often, and must still give the
@@ -227,16 +247,8 @@ TEST(ReadAhead, MatchesReferenceModeOnManySmtCores) {
     if (every_line) quiet.emplace();
     const auto in_run_before = machine::run_read_aheads();
     for (const char* machine : {"xeon-24", "westmere-ex-160"})
-      for (const char* kernel : {"global_lock", "per_sem_lock", "hysteresis"}) {
-        Json doc = Json::parse(R"({
-          "name": "smt",
-          "workload": {"type": "semop-multi", "semaphores": 16, "pattern": "stride"},
-          "threads": [24, 160], "duration_ms": 0.2, "warmup_ms": 0.02, "seed": 5, "repeats": 1})");
-        doc["machine"] = machine;
-        doc["kernel"] = kernel;
-        EXPECT_EQ(simulate_bytes(doc, false), simulate_bytes(doc, true))
-            << kernel << " " << machine << " every line quiet: " << every_line;
-      }
+      for (const char* kernel : {"global_lock", "per_sem_lock", "hysteresis"})
+        expect_reference_bytes(semop_multi(machine, kernel, {24, 160}, 0.2, 5), every_line);
     EXPECT_GT(machine::run_read_aheads(), in_run_before + (every_line ? 100 : 1000))
         << "every line quiet: " << every_line << ", before: " << in_run_before;
   }
@@ -254,16 +266,8 @@ TEST(ReadAhead, MatchesReferenceModeOnManyCores) {
     if (every_line) quiet.emplace();
     const auto reads_before = machine::read_aheads();
     for (const std::string& machine : {std::string("box-64"), file.path()})
-      for (const char* kernel : {"global_lock", "per_sem_lock_rc", "hysteresis"}) {
-        Json doc = Json::parse(R"({
-          "name": "many",
-          "workload": {"type": "semop-multi", "semaphores": 16, "pattern": "stride"},
-          "threads": [64, 96], "duration_ms": 0.3, "warmup_ms": 0.02, "seed": 3, "repeats": 1})");
-        doc["machine"] = machine;
-        doc["kernel"] = kernel;
-        EXPECT_EQ(simulate_bytes(doc, false), simulate_bytes(doc, true))
-            << kernel << " " << machine << " every line quiet: " << every_line;
-      }
+      for (const char* kernel : {"global_lock", "per_sem_lock_rc", "hysteresis"})
+        expect_reference_bytes(semop_multi(machine, kernel, {64, 96}, 0.3, 3), every_line);
     if (every_line) {
       EXPECT_GT(machine::read_aheads(), reads_before + 1000);
     }
