@@ -91,7 +91,7 @@ Tick issue_private_load(const Topology& topo, Task& task, CacheLine& line, bool 
       task.actor->note_read_ahead();
       return done;
     }
-  } else if (in_run && task.may_read_ahead_in_run()) {
+  } else if (in_run && task.may_read_ahead_in_run(topo.params().l1_hit)) {
     if (const Tick done = line.read_ahead(topo, task.cpu, task.cursor); done >= 0) {
       task.actor->note_read_ahead();
       task.read_ahead_in_run(line, done - task.cursor);

@@ -254,6 +254,33 @@ TEST(ReadAhead, MatchesReferenceModeOnManySmtCores) {
   }
 }
 
+// SMT cores with OS noise (laptop-4 with a noise as a calibrated host has, dense
+// enough to land in reads' waits) and with cross-LLC IPIs (xeon-24's two sockets,
+// sleepers woken across them): an interruption may land in the wait of a read
+// that went ahead inside a run, at a date the run's turn then moves.
+TEST(ReadAhead, MatchesReferenceModeOnSmtCoresWithNoiseAndIpis) {
+  Json noisy = config::testing::model("laptop-4");
+  noisy["os_noise"] = {{"value", {{"per_s", 200000.0}, {"durations_ns", {300.0, 2000.0}}}},
+                       {"source", "test"}};
+  const config::testing::MachineFile file(noisy, "read-ahead-noise");
+  for (bool every_line : {false, true}) {
+    std::optional<EveryLineQuiet> quiet;
+    if (every_line) quiet.emplace();
+    const auto in_run_before = machine::run_read_aheads();
+    for (const char* kernel : {"global_lock", "per_sem_lock", "hysteresis"})
+      expect_reference_bytes(semop_multi(file.path(), kernel, {4, 8}, 0.3, 7), every_line);
+    EXPECT_GT(machine::run_read_aheads(), in_run_before + (every_line ? 0 : 100))
+        << "every line quiet: " << every_line;
+    const Json ipis = Json::parse(R"({"name": "ipi", "machine": "xeon-24",
+        "kernel": "hysteresis",
+        "workload": {"type": "sem-lockunlock", "loops": 2000, "semaphores": 24,
+                     "busy_in": 0, "busy_out": 0},
+        "threads": 48, "duration_ms": 1, "warmup_ms": 0.1, "precision": 0, "seed": 1,
+        "repeats": 1})");
+    expect_reference_bytes(ipis, every_line);
+  }
+}
+
 // Many cores, with the default threshold and every line quiet: the hot array
 // lines of 64 CPUs, OS noise and wake-up jitter (box-64), with and without the
 // kernel's line spinning.
