@@ -279,6 +279,10 @@ TEST(ReadAhead, MatchesReferenceModeOnSmtCoresWithNoiseAndIpis) {
         "repeats": 1})");
     expect_reference_bytes(ipis, every_line);
   }
+  // Every shipped scenario on the noisy laptop-4 under every generation, every line quiet.
+  EveryLineQuiet quiet;
+  for (const auto& c : test_reference::shipped_cases(file.path(), 8))
+    EXPECT_EQ(simulate_bytes(c.doc, false), simulate_bytes(c.doc, true)) << c.label;
 }
 
 // Many cores, with the default threshold and every line quiet: the hot array
