@@ -87,15 +87,14 @@ Tick issue_private_load(const Topology& topo, Task& task, CacheLine& line, bool 
   if (!task.turn_owed() || (sb.pending(task.cursor) > 0 && sb.line_arrival(&line) > task.cursor))
     return issue_load(topo, task, line);
   if (task.may_read_ahead()) {
-    if (const Tick done = line.read_ahead(topo, task.cpu, task.cursor); done >= 0) {
-      task.actor->note_read_ahead();
-      return done;
-    }
-  } else if (in_run && task.may_read_ahead_in_run(topo.params().l1_hit)) {
-    if (const Tick done = line.read_ahead(topo, task.cpu, task.cursor); done >= 0) {
-      task.actor->note_read_ahead();
-      task.read_ahead_in_run(line, done - task.cursor);
-      return task.smt_from;  // final, and before the hit's end wherever the run moves
+    const bool final = task.read_date_final();
+    if (final || (in_run && task.may_read_ahead_in_run(topo.params().l1_hit))) {
+      if (const Tick done = line.read_ahead(topo, task.cpu, task.cursor); done >= 0) {
+        task.actor->note_read_ahead();
+        if (final) return done;
+        task.read_ahead_in_run(line, done - task.cursor);
+        return task.smt_from;  // final, and before the hit's end wherever the run moves
+      }
     }
   }
   // Its turn in strict order; the IPIs posted meanwhile (machine/ipi_queue.hpp)

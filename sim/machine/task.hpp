@@ -295,26 +295,27 @@ struct Task {
   }
   // Its cursor moved past its last turn: some owed work is not yet in order.
   bool turn_owed() const { return !owed_work.empty() || !smt_pieces.empty(); }
-  // May its next load go ahead of its owed turn (read-ahead, above)?
-  // With SMT, only where its dates up to the read are final: no run is open (its
-  // owed work is final as dated), or the run cannot be re-dated before the read
-  // (SmtCores::settled_through()).
+  // May its next load, a turn owed, go ahead of that turn (read-ahead, above): not
+  // traced, run by its own actor, where the turn would queue and before the
+  // observer's turn?
   bool may_read_ahead() const {
-    return turn_owed() && trace == nullptr && actor != nullptr && actor->running() &&
-           actor->may_read_ahead(cursor) &&
-           (smt == nullptr || smt_pieces.empty() || smt->settled_through(cpu, cursor));
+    return trace == nullptr && actor != nullptr && actor->running() &&
+           actor->may_read_ahead(cursor);
   }
-  // ... or inside its SMT run, at a date that may still move (read-ahead in a run,
-  // above): where may_read_ahead() says no only because a sibling may change first,
-  // for a hit of latency `hit`. Not where a re-dating could move the read past the
-  // observer's pending turn (which would count it), nor where an interruption could
-  // land in the hit's wait at any date the run may give it (OS noise due, or an IPI
-  // to pay: the strict order pays it there, at the read's final date): the run since
-  // its start, stretched by the most any history gives, then the hit, ends before both.
+  // Are its dates up to the read final? Without SMT; with SMT where no run is open
+  // (its owed work is final as dated) or the run cannot be re-dated before the read
+  // (SmtCores::settled_through()). Else the read may go ahead only inside the run
+  // (read-ahead in a run, above: may_read_ahead_in_run()).
+  bool read_date_final() const {
+    return smt == nullptr || smt_pieces.empty() || smt->settled_through(cpu, cursor);
+  }
+  // Inside its SMT run (read_date_final() says no), for a hit of latency `hit`: not
+  // where a re-dating could move the read past the observer's pending turn (which
+  // would count it), nor where an interruption could land in the hit's wait at any
+  // date the run may give it (OS noise due, or an IPI to pay: the strict order pays it
+  // there, at the read's final date): the run since its start, stretched by the most
+  // any history gives, then the hit, ends before both.
   bool may_read_ahead_in_run(Tick hit) const {
-    if (smt_pieces.empty() || trace != nullptr || actor == nullptr || !actor->running() ||
-        !actor->may_read_ahead(cursor))
-      return false;
     const double stretched = static_cast<double>(smt_from) +
                              static_cast<double>(cursor - smt_from) * smt->max_slowdown();
     if (!(stretched < static_cast<double>(actor->read_ahead_barrier()))) return false;
