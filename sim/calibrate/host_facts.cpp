@@ -81,11 +81,6 @@ bool kallsyms_has(const std::string& symbol) {
   return false;
 }
 
-bool cmdline_has(const std::string& option) {
-  const std::vector<std::string> options = kernel_cmdline();
-  return std::find(options.begin(), options.end(), option) != options.end();
-}
-
 // The boot message of the hypervisor's spinlock setup in the kernel log ("kvm-guest: PV
 // spinlocks enabled", "xen: PV spinlocks disabled", Hyper-V's "PV spinlocks enabled"),
 // where the log can be read (dmesg_restrict) and still holds it: 1 enabled, 0 disabled,
@@ -157,7 +152,10 @@ PvSpinlocks pv_spinlocks() {
   const bool kick = (a & (1u << 7)) != 0;      // KVM_FEATURE_PV_UNLOCK_KICK
   const bool realtime = (d & (1u << 0)) != 0;  // KVM_HINTS_REALTIME
   const int cpus = possible_cpus();
-  const bool off = cmdline_has("nopvspin") || cmdline_has("nopv");
+  const std::vector<std::string> options = kernel_cmdline();
+  const bool off = std::find_if(options.begin(), options.end(), [](const std::string& o) {
+                     return o == "nopvspin" || o == "nopv";
+                   }) != options.end();
   const bool built = kallsyms_has("__pv_queued_spin_lock_slowpath");
   out.enabled = kick && !realtime && cpus > 1 && !off && built;
   std::ostringstream e;
