@@ -20,28 +20,14 @@ void time_order_violation(const std::string& line, Tick request, Tick latest) {
                         std::to_string(ticks_to_ns(latest)) + " ns");
 }
 
-namespace {
+namespace detail {
 std::uint32_t g_quiet_reads = kQuietReads;
 std::uint64_t g_read_aheads = 0;
-}  // namespace
+}  // namespace detail
 
-std::uint64_t read_aheads() { return g_read_aheads; }
+std::uint64_t read_aheads() { return detail::g_read_aheads; }
 
-void set_quiet_reads(std::uint32_t n) { g_quiet_reads = std::max<std::uint32_t>(n, 1); }
-
-bool CacheLine::quiet_hit(int cpu) const {
-  return reads_since_write_ >= g_quiet_reads && hits(cpu, Access::Read);
-}
-
-Tick CacheLine::read_ahead(const Topology& topo, int cpu, Tick t) {
-  if (!quiet_hit(cpu)) return -1;
-  if (t < last_request_) time_order_violation(name_, t, last_request_);
-  read_ahead_until_ = std::max(read_ahead_until_, t);
-  ++g_read_aheads;
-  ++stats_.accesses;
-  ++stats_.hits;
-  return t + topo.params().l1_hit;  // as access()'s read hit
-}
+void set_quiet_reads(std::uint32_t n) { detail::g_quiet_reads = std::max<std::uint32_t>(n, 1); }
 
 Tick CacheLine::access(const Topology& topo, int cpu, Access kind, Tick t, Tick visible_after) {
   const auto& costs = topo.params();
@@ -49,7 +35,7 @@ Tick CacheLine::access(const Topology& topo, int cpu, Access kind, Tick t, Tick 
   if (t < last_request_) time_order_violation(name_, t, last_request_);
   last_request_ = t;
   if (kind == Access::Read) {
-    if (reads_since_write_ < g_quiet_reads) ++reads_since_write_;
+    if (reads_since_write_ < detail::g_quiet_reads) ++reads_since_write_;
   } else {
     // The strict order serves this write before a read dated as late or later.
     if (t <= read_ahead_until_)

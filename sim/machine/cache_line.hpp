@@ -168,6 +168,10 @@ inline constexpr std::uint32_t kQuietReads = 4096;
 void set_quiet_reads(std::uint32_t n);  // for tests (process-wide)
 // Reads served ahead of the clock so far in this process (benchmarks, tests).
 std::uint64_t read_aheads();
+namespace detail {
+extern std::uint32_t g_quiet_reads;  // set_quiet_reads()
+extern std::uint64_t g_read_aheads;  // read_aheads()
+}  // namespace detail
 
 class CacheLine {
  public:
@@ -183,9 +187,20 @@ class CacheLine {
   // Read-ahead: a read by `cpu` at t that may come before requests dated
   // earlier (see the header). Returns its completion if it is a hit on a
   // quiet line, else -1 (then the reader takes its turn and calls access()).
-  Tick read_ahead(const Topology& topo, int cpu, Tick t);
+  // Inline, as quiet_hit(): most of the kernel's reads end here.
+  Tick read_ahead(const Topology& topo, int cpu, Tick t) {
+    if (!quiet_hit(cpu)) return -1;
+    if (t < last_request_) time_order_violation(name_, t, last_request_);
+    read_ahead_until_ = std::max(read_ahead_until_, t);
+    ++detail::g_read_aheads;
+    ++stats_.accesses;
+    ++stats_.hits;
+    return t + topo.params().l1_hit;  // as access()'s read hit
+  }
   // Would a read by `cpu` now be a hit on a quiet line (what read_ahead() serves)?
-  bool quiet_hit(int cpu) const;
+  bool quiet_hit(int cpu) const {
+    return reads_since_write_ >= detail::g_quiet_reads && hits(cpu, Access::Read);
+  }
   // A read served ahead is dated t after all (its SMT run was re-dated): a write
   // dated no later than t is a conflict from now on.
   void mark_read_through(Tick t) { read_ahead_until_ = std::max(read_ahead_until_, t); }

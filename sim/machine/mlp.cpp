@@ -25,12 +25,16 @@ Tick LoadWindow::load(const Topology& topo, Task& task, CacheLine& line) {
   // One pass over the window: the latest fill of this line in it (a line still
   // outstanding takes no second buffer, and a hit on it waits for that fill) and
   // the misses holding a buffer now.
-  Tick same_line = -1, latest = -1;
+  // When every load in it is done by the cursor (a run of hits, the usual case),
+  // no fill is outstanding, none holds a buffer and the pass is skipped.
+  const Tick latest = latest_;
+  Tick same_line = -1;
   int busy = 0;
-  for (const Pending& p : loads_) {
-    if (p.line == &line) same_line = std::max(same_line, p.done);
-    if (p.miss && p.done > task.cursor) ++busy;
-    latest = std::max(latest, p.done);
+  if (latest > task.cursor) {
+    for (const Pending& p : loads_) {
+      if (p.line == &line) same_line = std::max(same_line, p.done);
+      if (p.miss && p.done > task.cursor) ++busy;
+    }
   }
   const bool merges = same_line > task.cursor;
   if (!merges && busy >= buffers) {
@@ -53,16 +57,16 @@ Tick LoadWindow::load(const Topology& topo, Task& task, CacheLine& line) {
   // A hit on a line whose fill is still outstanding: its data comes with the fill.
   if (!miss) done = std::max(done, same_line);
   loads_.push_back({&line, done, task.func, miss});
+  latest_ = std::max(latest_, done);
   task.advance_private(
       std::min(done, task.cursor + m.l1_hit));  // the load's issue; the core goes on
   return done;
 }
 
 void LoadWindow::drain(Task& task) {
-  Tick last = task.cursor;
-  for (const Pending& p : loads_) last = std::max(last, p.done);
-  stall_until(task, last);
+  stall_until(task, std::max(task.cursor, latest_));
   loads_.clear();
+  latest_ = -1;
 }
 
 }  // namespace semsim::machine

@@ -77,6 +77,7 @@ class LoadWindow {
   // Advance the task to `until`, the stall charged in retirement order.
   void stall_until(Task& task, Tick until);
   std::vector<Pending> loads_;  // in program order
+  Tick latest_ = -1;            // the latest completion in loads_ (-1: none)
 };
 
 }  // namespace semsim::machine

@@ -79,7 +79,11 @@ Tick issue_load(const Topology& topo, Task& task, CacheLine& line) {
   return line.access(topo, task.cpu, Access::Read, task.cursor);
 }
 
-Tick issue_private_load(const Topology& topo, Task& task, CacheLine& line, bool in_run) {
+namespace {
+// issue_private_load(), inlined into load() as well: most of the kernel's reads
+// come through load() and end in the read-ahead branch.
+[[gnu::always_inline]] inline Tick private_load(const Topology& topo, Task& task, CacheLine& line,
+                                                bool in_run) {
   StoreBuffer& sb = task.stores;
   // A read that may be a quiet hit: a turn owed, and no wait for an own store in
   // flight to the line (issue_load() would take it). Whether it is one is the
@@ -102,6 +106,11 @@ Tick issue_private_load(const Topology& topo, Task& task, CacheLine& line, bool 
   task.pay_turn_for_quiet_read();
   if (!line.quiet_hit(task.cpu)) task.take_ipis();
   return line.access(topo, task.cpu, Access::Read, task.cursor);
+}
+}  // namespace
+
+Tick issue_private_load(const Topology& topo, Task& task, CacheLine& line, bool in_run) {
+  return private_load(topo, task, line, in_run);
 }
 
 void full_fence(const Topology& topo, Task& task) {
@@ -130,10 +139,9 @@ void rmw(const Topology& topo, Task& task, CacheLine& line, Turn turn) {
 }
 
 void load(const Topology& topo, Task& task, CacheLine& line, Turn turn) {
-  wait_for(
-      task,
-      turn == Turn::Owe ? issue_private_load(topo, task, line, true) : issue_load(topo, task, line),
-      turn);
+  wait_for(task,
+           turn == Turn::Owe ? private_load(topo, task, line, true) : issue_load(topo, task, line),
+           turn);
 }
 
 }  // namespace semsim::machine
