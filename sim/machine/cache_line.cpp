@@ -29,38 +29,26 @@ std::uint64_t read_aheads() { return detail::g_read_aheads; }
 
 void set_quiet_reads(std::uint32_t n) { detail::g_quiet_reads = std::max<std::uint32_t>(n, 1); }
 
-Tick CacheLine::access(const Topology& topo, int cpu, Access kind, Tick t, Tick visible_after) {
+Tick CacheLine::wrote(Tick completed, Tick visible_after) {
+  ++writes_;
+  if (watchers_ != nullptr) watchers_->wake_all(std::max(completed, visible_after));
+  return completed;
+}
+
+Tick CacheLine::access_out_of_line(const Topology& topo, int cpu, Access kind, Tick t,
+                                   Tick visible_after) {
   const auto& costs = topo.params();
   const auto ucpu = static_cast<std::size_t>(cpu);
   if (t < last_request_) time_order_violation(name_, t, last_request_);
-  last_request_ = t;
-  if (kind == Access::Read) {
-    if (reads_since_write_ < detail::g_quiet_reads) ++reads_since_write_;
-  } else {
-    // The strict order serves this write before a read dated as late or later.
-    if (t <= read_ahead_until_)
-      throw ReadAheadConflict("read-ahead: line '" + name_ + "' written at " +
-                              std::to_string(ticks_to_ns(t)) + " ns, after a read at " +
-                              std::to_string(ticks_to_ns(read_ahead_until_)) + " ns");
-    reads_since_write_ = 0;
-    last_write_ = t;
-  }
-  ++stats_.accesses;
-  const Tick op_cost = kind == Access::Rmw ? costs.atomic_rmw : costs.l1_hit;
-  // A write or RMW invalidates the spinners' copies: they re-read once it is visible.
+  // The strict order serves this write before a read dated as late or later.
+  if (kind != Access::Read && t <= read_ahead_until_)
+    throw ReadAheadConflict("read-ahead: line '" + name_ + "' written at " +
+                            std::to_string(ticks_to_ns(t)) + " ns, after a read at " +
+                            std::to_string(ticks_to_ns(read_ahead_until_)) + " ns");
+  note_request(kind, t);
   auto wrote = [&](Tick completed) {
-    if (kind == Access::Read) return completed;
-    ++writes_;
-    if (watchers_ != nullptr) watchers_->wake_all(std::max(completed, visible_after));
-    return completed;
+    return kind == Access::Read ? completed : this->wrote(completed, visible_after);
   };
-  // Hits: the line is already here in a state that allows the access.
-  if (hits(cpu, kind)) {
-    ++stats_.hits;
-    // A locked RMW keeps the line until it completes: others' requests wait.
-    if (kind == Access::Rmw) busy_until_ = std::max(busy_until_, t + op_cost);
-    return wrote(t + op_cost);
-  }
   // smt_shared_l1: the line in (or on its way to) this CPU's core serves it too.
   if (contention_.smt_shared_l1) {
     if (const Tick merged = shared_l1(topo, cpu, kind, t); merged >= 0) {

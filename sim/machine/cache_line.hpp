@@ -182,7 +182,15 @@ class CacheLine {
   // request); returns when it completes. A write or RMW wakes the line's
   // spinners once it is visible: at its completion, or at `visible_after`
   // if later (a store that leaves a store buffer behind earlier ones, TSO).
-  Tick access(const Topology& topo, int cpu, Access kind, Tick t, Tick visible_after = 0);
+  // Inline up to a hit (the line here in a state that allows the access, in time
+  // order, not a write into a read served ahead): most requests; the rest, and the
+  // errors, out of line.
+  Tick access(const Topology& topo, int cpu, Access kind, Tick t, Tick visible_after = 0) {
+    if (t >= last_request_ && hits(cpu, kind) && (kind == Access::Read || t > read_ahead_until_))
+        [[likely]]
+      return hit(topo.params(), kind, t, visible_after);
+    return access_out_of_line(topo, cpu, kind, t, visible_after);
+  }
   Tick last_request() const { return last_request_; }
   // Read-ahead: a read by `cpu` at t that may come before requests dated
   // earlier (see the header). Returns its completion if it is a hit on a
@@ -265,6 +273,29 @@ class CacheLine {
   };
   std::vector<CoreFill> core_fill_;  // per core (global core index)
   // The line is here in a state that allows the access (a hit in access(),
+  // The request's mark on the line's history, hit or not (access()).
+  void note_request(Access kind, Tick t) {
+    last_request_ = t;
+    if (kind == Access::Read) {
+      if (reads_since_write_ < detail::g_quiet_reads) ++reads_since_write_;
+    } else {
+      reads_since_write_ = 0;
+      last_write_ = t;
+    }
+    ++stats_.accesses;
+  }
+  // A hit: done after the L1's latency, or the atomic's for an RMW.
+  Tick hit(const MachineParams& costs, Access kind, Tick t, Tick visible_after) {
+    note_request(kind, t);
+    ++stats_.hits;
+    const Tick done = t + (kind == Access::Rmw ? costs.atomic_rmw : costs.l1_hit);
+    // A locked RMW keeps the line until it completes: others' requests wait.
+    if (kind == Access::Rmw) busy_until_ = std::max(busy_until_, done);
+    return kind == Access::Read ? done : wrote(done, visible_after);
+  }
+  // A write or RMW invalidates the spinners' copies: they re-read once it is visible.
+  Tick wrote(Tick completed, Tick visible_after);
+  Tick access_out_of_line(const Topology& topo, int cpu, Access kind, Tick t, Tick visible_after);
   // and the only reads read_ahead() serves).
   bool hits(int cpu, Access kind) const {
     return owner_ == cpu || (kind == Access::Read && sharers_.test(static_cast<std::size_t>(cpu)));
