@@ -272,7 +272,6 @@ class CacheLine {
     bool locked = false;         // it is a locked RMW (keeps the line until it completes)
   };
   std::vector<CoreFill> core_fill_;  // per core (global core index)
-  // The line is here in a state that allows the access (a hit in access(),
   // The request's mark on the line's history, hit or not (access()).
   void note_request(Access kind, Tick t) {
     last_request_ = t;
@@ -295,7 +294,10 @@ class CacheLine {
   }
   // A write or RMW invalidates the spinners' copies: they re-read once it is visible.
   Tick wrote(Tick completed, Tick visible_after);
+  // access() past its inline hit: a request out of time order or into a read served
+  // ahead (errors), the sibling's fill, the LLC, a transfer or memory.
   Tick access_out_of_line(const Topology& topo, int cpu, Access kind, Tick t, Tick visible_after);
+  // The line is here in a state that allows the access (a hit in access(),
   // and the only reads read_ahead() serves).
   bool hits(int cpu, Access kind) const {
     return owner_ == cpu || (kind == Access::Read && sharers_.test(static_cast<std::size_t>(cpu)));
