@@ -32,10 +32,14 @@ namespace {
 // second mapping per task, far below vm.max_map_count even at 4,096 tasks.
 constexpr std::size_t kFiberStackBytes = 256 * 1024;
 
-// Lines of a suspended task's stack prefetched before a hand-off to it: 512
-// bytes, its saved registers and the frames it returns through first (more
-// lines, or lines below it, measured no faster on the uniform-64 bench).
-constexpr int kPrefetchStackLines = 8;
+// Lines of a suspended task's stack prefetched before a hand-off to it: 256
+// bytes, its saved registers and the frames it returns through first. Measured
+// on the Firecracker Intel guest of 2026-12-07 (C++ driver, user CPU, runs
+// interleaved): ping-pong 1.81 s with 4 lines against 1.88 s with 8 (median of
+// 8 each), no line 1.76 s; the uniform-64 hysteresis, laptop-4 and demo cases
+// the same with 0, 4 or 8 within their noise. More lines, or lines below the
+// top, measured no faster on the uniform-64 bench of 2026-12-02.
+constexpr int kPrefetchStackLines = 4;
 
 // Where a suspended fiber's saved context sits on its stack: a fiber is its
 // fcontext_t (the stack pointer at the switch) and nothing else.
