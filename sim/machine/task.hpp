@@ -366,7 +366,9 @@ struct Task {
   // the wait [from, t) and run past t. They delay this task's next steps, not the
   // event it waited for: a hand-off dated from t stays at t, never behind the
   // clock that the interruption moved on (Task::resume_at_cursor's check).
-  void wait_until(Tick t) {
+  // Always inline: every load, store and RMW ends in it (GCC kept it out of line;
+  // inlined, the ping-pong bench case ran 2 % faster: validation/bench-speed.md).
+  [[gnu::always_inline]] void wait_until(Tick t) {
     if (t > cursor)
       account(func, t - cursor, PieceKind::Until, t);
     else if (!smt_pieces.empty() &&
