@@ -64,7 +64,9 @@
 // the history known when it ran gave. Its shared steps -- every line request,
 // lock, scheduler call -- take the turn first, at the final date; a kernel load
 // that hits a quiet line may instead go ahead inside the run, as a piece of it,
-// checked at the run's turn (machine/task.hpp, "Read-ahead in a run").
+// checked at the run's turn (machine/task.hpp, "Read-ahead in a run"), except on
+// a CPU with OS noise or an IPI to pay: skipping the turn would leave the history
+// its later pieces meet interruptions at older than the strict order's.
 // Cost: a run takes one turn, at its shared step, as on a core without SMT
 // (before: a turn per charge, 25 hand-offs per semop on the laptop-4 bench case
 // against 11; validation/bench-speed.md).

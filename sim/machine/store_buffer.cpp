@@ -92,7 +92,7 @@ namespace {
     return issue_load(topo, task, line);
   if (task.may_read_ahead()) {
     const bool final = task.read_date_final();
-    if (final || (in_run && task.may_read_ahead_in_run(topo.params().l1_hit))) {
+    if (final || (in_run && task.may_read_ahead_in_run())) {
       if (const Tick done = line.read_ahead(topo, task.cpu, task.cursor); done >= 0) {
         task.actor->note_read_ahead();
         if (final) return done;

@@ -61,6 +61,15 @@
 // the run is the strict order's, byte for byte. With SMT, where the read's date
 // is final (no run is open, or the siblings' history is final through it: each
 // sibling's task waits for a later turn, SmtCores::settled_through()), as above.
+// Not on an SMT core whose CPU has OS noise or an IPI to pay: the interruptions a
+// run's pieces meet are placed at the dates the siblings' history known when the
+// piece ran gives (machine/smt.hpp), and a read ahead of its turn leaves that
+// history where it was, where the strict order's turn at the read runs every
+// earlier event first; after the read the two orders can place an interruption in
+// different pieces (a fuzz of 1 ms runs against the reference mode found laptop-4
+// with dense noise differing, both with reads ahead inside runs and with reads
+// ahead at final dates only). IPIs become payable only at turns (take_ipis()), so
+// none payable at the read means none before the run's turn.
 // Read-ahead in a run: where a sibling may still re-date the task's run, the read
 // is a piece of the run (read_ahead_in_run()): its wait is the hit's latency, a
 // piece of fixed length that moves with the read, and its result is the run's
@@ -72,17 +81,14 @@
 // date is a conflict, as is a final date at or past the observer's turn that was
 // pending when it read (a run that could stretch that far does not read ahead);
 // the line then refuses, as a conflict, a write dated at or before the final date.
-// Nor does a run read ahead where an interruption (OS noise, an IPI to pay) could
-// land in the hit's wait at any date the run may give it: the strict order pays it
-// there, at the final date (without this, laptop-4 with OS noise differed from the
-// reference mode: ReadAhead.MatchesReferenceModeOnSmtCoresWithNoiseAndIpis).
+// No interruption lands in the hit's wait: on an SMT core with OS noise or an IPI
+// to pay nothing reads ahead at all (above).
 // Not with a trace (events are recorded as they are made) or a running actor that
 // is not this task's.
 #pragma once
 
 #include <algorithm>
 #include <array>
-#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -296,11 +302,15 @@ struct Task {
   // Its cursor moved past its last turn: some owed work is not yet in order.
   bool turn_owed() const { return !owed_work.empty() || !smt_pieces.empty(); }
   // May its next load, a turn owed, go ahead of that turn (read-ahead, above): not
-  // traced, run by its own actor, where the turn would queue and before the
-  // observer's turn?
+  // traced, not on an SMT core with OS noise or an IPI to pay, run by its own actor,
+  // where the turn would queue and before the observer's turn?
   bool may_read_ahead() const {
-    return trace == nullptr && actor != nullptr && actor->running() &&
-           actor->may_read_ahead(cursor);
+    return trace == nullptr && (smt == nullptr || !interruptible()) && actor != nullptr &&
+           actor->running() && actor->may_read_ahead(cursor);
+  }
+  // Could an interruption land in its work at all: OS noise on its CPU, or an IPI to pay?
+  bool interruptible() const {
+    return noise != nullptr || (ipis != nullptr && ipis->payable() > 0);
   }
   // Are its dates up to the read final? Without SMT; with SMT where no run is open
   // (its owed work is final as dated) or the run cannot be re-dated before the read
@@ -309,17 +319,15 @@ struct Task {
   bool read_date_final() const {
     return smt == nullptr || smt_pieces.empty() || smt->settled_through(cpu, cursor);
   }
-  // Inside its SMT run (read_date_final() says no), for a hit of latency `hit`: not
-  // where a re-dating could move the read past the observer's pending turn (which
-  // would count it), nor where an interruption could land in the hit's wait at any
-  // date the run may give it (OS noise due, or an IPI to pay: the strict order pays it
-  // there, at the read's final date): the run since its start, stretched by the most
-  // any history gives, then the hit, ends before both.
-  bool may_read_ahead_in_run(Tick hit) const {
+  // Inside its SMT run (read_date_final() says no): not where a re-dating could move
+  // the read past the observer's pending turn (which would count it): the run since
+  // its start, stretched by the most any history gives, ends before it. (No
+  // interruption can land in the hit's wait: may_read_ahead() leaves out CPUs that
+  // have OS noise or an IPI to pay.)
+  bool may_read_ahead_in_run() const {
     const double stretched = static_cast<double>(smt_from) +
                              static_cast<double>(cursor - smt_from) * smt->max_slowdown();
-    if (!(stretched < static_cast<double>(actor->read_ahead_barrier()))) return false;
-    return !interrupts_due(static_cast<Tick>(std::ceil(stretched)) + hit);
+    return stretched < static_cast<double>(actor->read_ahead_barrier());
   }
   // A quiet hit on `line` read ahead inside the run, done `hit` after the read: the
   // read is listed (checked at the run's turn, smt_check_reads()) and the task waits
