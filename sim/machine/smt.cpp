@@ -276,10 +276,9 @@ void Task::read_ahead_in_run(CacheLine& line, Tick hit) {
   ++g_run_read_aheads;
   smt_reads.push_back({&line, line.writes(), cursor, actor->read_ahead_barrier(),
                        static_cast<std::uint32_t>(smt_pieces.size())});
+  // No interruption to pay in the wait: may_read_ahead() leaves out CPUs that could have one.
   owe_turns = true;
-  const Tick from = cursor;
   account(func, hit, PieceKind::Fixed);
-  interrupts_after_wait(from);
   owe_turns = false;
 }
 

@@ -309,9 +309,8 @@ struct Task {
            actor->running() && actor->may_read_ahead(cursor);
   }
   // Could an interruption land in its work at all: OS noise on its CPU, or an IPI to pay?
-  bool interruptible() const {
-    return noise != nullptr || (ipis != nullptr && ipis->payable() > 0);
-  }
+  bool interruptible() const { return noise != nullptr || ipi_to_pay(); }
+  bool ipi_to_pay() const { return ipis != nullptr && ipis->payable() > 0; }
   // Are its dates up to the read final? Without SMT; with SMT where no run is open
   // (its owed work is final as dated) or the run cannot be re-dated before the read
   // (SmtCores::settled_through()). Else the read may go ahead only inside the run
@@ -390,8 +389,7 @@ struct Task {
   // May an interruption land before `until` (else interrupts_in() and
   // interrupts_past() up to it charge nothing)?
   bool interrupts_due(Tick until) const {
-    return (noise != nullptr && noise->due_before(until)) ||
-           (ipis != nullptr && ipis->payable() > 0);
+    return (noise != nullptr && noise->due_before(until)) || ipi_to_pay();
   }
   [[gnu::noinline]] void interrupts_past(Tick from) {
     const Tick until = cursor;
