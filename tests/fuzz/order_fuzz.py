@@ -8,7 +8,7 @@ noise and wake-up IPIs, every generation and random policy overrides, every
 workload with random fields, oversubscription, pinned and unpinned placement, both
 start orders -- runs each both ways and compares the result documents byte for byte.
 
-    python3 tests/fuzz/order_fuzz.py --seed 7 --runs 200 --duration-ms 1 --out /tmp/fz
+    python3 tests/fuzz/order_fuzz.py --seed 7 --runs 200 --duration-ms 1 --jobs 2 --out /tmp/fz
 
 A difference is written to OUT as case-N.json (with its machine file beside it) and
 replays with `semsim run case-N.json` and `semsim run --reference-order case-N.json`.
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import random
 import sys
 import tempfile
@@ -161,33 +162,49 @@ def run_both(core: Any, text: str) -> tuple[str, str]:
     return out[0], out[1]
 
 
-def fuzz(seed: int, runs: int, duration_ms: float, out: Path | None = None, progress: bool = False,
-         compare: Any = run_both) -> Outcome:
-    """Draw `runs` scenarios from `seed` and run each fast and in reference mode."""
+def check(doc: dict[str, Any], compare: Any = run_both) -> tuple[bool, bool, bool]:
+    """One drawn scenario: (run at all, the bytes differ, both ended in the same error)."""
     from semsim import _core
 
-    rng = random.Random(seed)
+    try:
+        text = _core.load_scenario(json.dumps(doc), [])
+    except _core.InputError:
+        return False, False, False
+    fast, reference = compare(_core, text)
+    return True, fast != reference, fast.startswith("error ") and fast == reference
+
+
+def fuzz(seed: int, runs: int, duration_ms: float, out: Path | None = None, progress: bool = False,
+         compare: Any = run_both, jobs: int = 1) -> Outcome:
+    """Draw `runs` scenarios from `seed` and run each fast and in reference mode
+    (`jobs` at once in forked processes: the same scenarios, the same outcome)."""
     result = Outcome()
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="order-fuzz-") as tmp:
-        for i in range(runs):
-            doc = scenario(rng, Path(tmp), duration_ms)
-            try:
-                text = _core.load_scenario(json.dumps(doc), [])
-            except _core.InputError:
-                result.refused += 1
-                continue
-            fast, reference = compare(_core, text)
-            result.runs += 1
-            result.errors += fast.startswith("error ") and fast == reference
-            if fast != reference:
-                result.diffs.append(doc)
-                if out is not None:
-                    save(out, len(result.diffs), doc)
-                print(f"order fuzz: DIFFERENT bytes: {describe(doc)}", file=sys.stderr)
-            if progress:
-                print(f"\rorder fuzz: {i + 1}/{runs} drawn, {result.runs} run, {len(result.diffs)} different, "
-                      f"{time.monotonic() - start:.0f} s", end="", file=sys.stderr, flush=True)
+        rng = random.Random(seed)
+        docs = [scenario(rng, Path(tmp), duration_ms) for _ in range(runs)]
+        if jobs > 1:
+            pool = multiprocessing.get_context("fork").Pool(jobs)
+            outcomes = pool.imap(check, docs)
+        else:
+            pool = None
+            outcomes = (check(doc, compare) for doc in docs)
+        try:
+            for i, (doc, (ran, differs, error)) in enumerate(zip(docs, outcomes)):
+                result.runs += ran
+                result.refused += not ran
+                result.errors += error
+                if differs:
+                    result.diffs.append(doc)
+                    if out is not None:
+                        save(out, len(result.diffs), doc)
+                    print(f"order fuzz: DIFFERENT bytes: {describe(doc)}", file=sys.stderr)
+                if progress:
+                    print(f"\rorder fuzz: {i + 1}/{runs} drawn, {result.runs} run, {len(result.diffs)} different, "
+                          f"{time.monotonic() - start:.0f} s", end="", file=sys.stderr, flush=True)
+        finally:
+            if pool is not None:
+                pool.terminate()
     if progress:
         print(file=sys.stderr)
     return result
@@ -211,11 +228,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--runs", type=int, default=50, help="scenarios to draw (default 50)")
     p.add_argument("--duration-ms", type=float, default=1.0, help="simulated window of each (default 1)")
     p.add_argument("--out", type=Path, help="where to write the scenarios that differ")
+    p.add_argument("--jobs", type=int, default=1, help="scenarios at once, in forked processes (default 1)")
     args = p.parse_args(argv)
-    if args.runs < 1 or not 0 < args.duration_ms <= 1000:
-        print("order_fuzz: --runs must be >= 1 and --duration-ms in (0, 1000]", file=sys.stderr)
+    if args.runs < 1 or args.jobs < 1 or not 0 < args.duration_ms <= 1000:
+        print("order_fuzz: --runs and --jobs must be >= 1 and --duration-ms in (0, 1000]", file=sys.stderr)
         return 2
-    result = fuzz(args.seed, args.runs, args.duration_ms, args.out, progress=True)
+    result = fuzz(args.seed, args.runs, args.duration_ms, args.out, progress=True, jobs=args.jobs)
     print(f"order fuzz: seed {args.seed}: {result.runs} scenarios run both ways, {result.refused} refused, "
           f"{result.errors} of them ending in the same error, {len(result.diffs)} different")
     return 1 if result.diffs else 0

@@ -18,7 +18,7 @@ _spec.loader.exec_module(order_fuzz)
 
 
 def test_a_fixed_slice_of_random_scenarios_gives_the_same_bytes_both_ways(tmp_path):
-    result = order_fuzz.fuzz(seed=20261207, runs=150, duration_ms=1.0, out=tmp_path)
+    result = order_fuzz.fuzz(seed=20261207, runs=150, duration_ms=1.0, out=tmp_path, jobs=2)
     assert result.runs >= 120, "too many drawn scenarios refused: the slice tests little"
     assert result.diffs == [], [order_fuzz.describe(d) for d in result.diffs]
 
@@ -54,3 +54,9 @@ def test_the_same_seed_draws_the_same_scenarios(tmp_path):
         return [({**d, "machine": Path(d["machine"]).name}, Path(d["machine"]).read_text()) for d in docs]
 
     assert draws(tmp_path / "a") == draws(tmp_path / "b")
+
+
+def test_forked_jobs_run_the_same_scenarios_as_one_process(tmp_path):
+    one = order_fuzz.fuzz(seed=11, runs=12, duration_ms=0.2)
+    two = order_fuzz.fuzz(seed=11, runs=12, duration_ms=0.2, jobs=2)
+    assert (one.runs, one.refused, one.errors, one.diffs) == (two.runs, two.refused, two.errors, two.diffs)
