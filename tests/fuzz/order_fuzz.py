@@ -19,6 +19,7 @@ scenarios. tests/python/test_order_fuzz.py runs a short slice of it in CI.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import multiprocessing
 import random
@@ -65,8 +66,14 @@ class Outcome:
     diffs: list[dict[str, Any]] = field(default_factory=list)
 
 
-def presets() -> list[str]:
-    return sorted(p.stem for p in (REPO / "cpu_models").glob("*.json") if p.stem != "machine.schema")
+@functools.cache
+def presets() -> tuple[str, ...]:
+    return tuple(sorted(p.stem for p in (REPO / "cpu_models").glob("*.json") if p.stem != "machine.schema"))
+
+
+@functools.cache
+def host_scenarios() -> tuple[Path, ...]:
+    return tuple(sorted((REPO / "scenarios" / "host").glob("*.json")))
 
 
 def machine_file(rng: random.Random, workdir: Path) -> tuple[Path, int]:
@@ -95,13 +102,12 @@ def kernel(rng: random.Random) -> Any:
     return doc
 
 
-def workload(rng: random.Random, cpus: int) -> dict[str, Any]:
+def workload(rng: random.Random) -> dict[str, Any]:
     pin = {"pin": rng.choice(["pinned", "unpinned"])} if rng.random() < 0.3 else {}
     kind = rng.choice(["semop-multi", "sem-scalebench", "sem-lockunlock", "aim9-shm", "lat-sem",
                        "sembench", "lock-stress", "locktorture", "host"])
     if kind == "host":  # a shipped host scenario's workload as it is
-        files = sorted((REPO / "scenarios" / "host").glob("*.json"))
-        return json.loads(rng.choice(files).read_text())["workload"]
+        return json.loads(rng.choice(host_scenarios()).read_text())["workload"]
     if kind == "semop-multi":
         return {"type": kind, "semaphores": rng.choice([1, 2, 8, 64, 128]),
                 "pattern": rng.choice(["stride", "own", "random"]), **pin}
@@ -136,7 +142,7 @@ def workload(rng: random.Random, cpus: int) -> dict[str, Any]:
 
 def scenario(rng: random.Random, workdir: Path, duration_ms: float) -> dict[str, Any]:
     machine, cpus = machine_file(rng, workdir)
-    load = workload(rng, cpus)
+    load = workload(rng)
     # Up to twice the CPUs (oversubscription), even for ping-pong pairs.
     threads = rng.choice([t for t in THREADS if t <= 2 * cpus] or [1])
     if load["type"] == "sem-scalebench" and load.get("mode") == 2:
