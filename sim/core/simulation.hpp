@@ -130,6 +130,8 @@ class Actor {
   // Would wait_turn(date) return at once, with no event run before it (not in
   // reference mode, whose queued turn comes first all the same)?
   bool shortcut(Tick date) const { return !clock_->reference && date < clock_->horizon; }
+  // Is the run in reference mode (every turn queued, none skipped: see the header)?
+  bool reference_order() const { return clock_->reference; }
   // May the running actor read ahead at `date` (see the header)? Only with
   // read-ahead on, never in reference mode, only where the turn would queue
   // (date >= horizon: otherwise it is a shortcut, which costs nothing), and

@@ -212,12 +212,12 @@ int lock_line(const SemArray& sma, int n) {
 
 void SemKernel::spin_lock(Task& t, int n) {
   sched_point(t, "spin_lock");
-  lock_of(n).lock(topo_, t);
+  lock_of(n).lock(topo_, t, settle());
   trace(t, n < 0 ? Field::Lock : Field::SemLock, n, lock_line(sma_, n), AccessKind::Rmw);
 }
 
 void SemKernel::spin_unlock(Task& t, int n) {
-  lock_of(n).unlock(topo_, t);
+  lock_of(n).unlock(topo_, t, settle());
   trace(t, n < 0 ? Field::Lock : Field::SemLock, n, lock_line(sma_, n), AccessKind::Write);
   cs_released(t);
 }

@@ -361,6 +361,11 @@ class SemKernel {
   std::map<int, ProcessState> processes_;          // by process
   KernelObserver* observer_ = nullptr;
   bool precise_ = false;
+  // The array's locks may owe a wait settled at its issue (machine/spinlock.hpp,
+  // "Time order"), not while an exploration hook looks at every step.
+  machine::Settle settle() const {
+    return observer_ == nullptr && !precise_ ? machine::Settle::AtIssue : machine::Settle::Never;
+  }
   double jitter_p_ = 0;
   Tick jitter_min_ = 1;
   Tick jitter_max_ = 0;

@@ -48,7 +48,10 @@ void Scheduler::rq_lock(Task& task, int cpu, Tick hold) {
     rmw(topo_, task, state(cpu).rq_lock);
     return;
   }
-  rq_locks_[static_cast<std::size_t>(cpu)].lock(topo_, task);
+  // Its wait may be owed (Settle::AtIssue): nothing is read under the lock before
+  // the hold's charge takes the turn. The release is not: what follows it reads
+  // the tasks' states, which wakers read before they take the lock.
+  rq_locks_[static_cast<std::size_t>(cpu)].lock(topo_, task, Settle::AtIssue);
   task.charge(hold);
 }
 

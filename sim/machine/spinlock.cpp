@@ -8,6 +8,11 @@
 
 namespace semsim::machine {
 
+namespace detail {
+std::uint64_t g_settled_lock_steps = 0;
+}  // namespace detail
+std::uint64_t settled_lock_steps() { return detail::g_settled_lock_steps; }
+
 void Spinlock::set_markov_oracle(Tick serial, Tick per_waiter) {
   if (line_spinning_)
     throw SimulationError("line spinning and the Markov oracle exclude each other");
@@ -61,7 +66,7 @@ void Spinlock::unlock_on_line(const Topology& topo, Task& task) {
   task.advance_to(release.issued);
 }
 
-void Spinlock::lock(const Topology& topo, Task& task) {
+void Spinlock::lock(const Topology& topo, Task& task, Settle settle) {
   task.sync();
   InFunc in(task, Func::RawSpinLock);
   ++task.lock_depth;
@@ -83,8 +88,21 @@ void Spinlock::lock(const Topology& topo, Task& task) {
   }
   // Ticket: fetch-and-add on the tail; queued: cmpxchg on the lock word, or
   // setting the pending bit, or xchg of the tail. Whether the lock was free is
-  // decided when the atomic completes, after every earlier event.
-  rmw(topo, task, *line_);
+  // decided when the atomic completes, after every earlier event; where that is
+  // settled at the issue, the wait is the task's own (Time order, spinlock.hpp).
+  task.pay_turn();
+  task.advance_to(task.stores.drained());  // issue_rmw()'s drain first: the check is at the issue
+  const bool settled = holder_ == nullptr && settled_at_issue(topo, task, settle);
+  const Tick done = issue_rmw(topo, task, *line_);
+  ++deciding_;
+  if (settled && done < task.actor->read_ahead_barrier() &&
+      (task.noise == nullptr || !task.noise->due_before(done))) {
+    ++detail::g_settled_lock_steps;
+    task.advance_private(done);
+  } else {
+    task.advance_to(done);
+  }
+  --deciding_;
   if (holder_ == nullptr && waiters_.empty() && secondary_.empty()) {
     holder_ = &task;
     if (task.cursor < free_at_) {
@@ -134,7 +152,17 @@ void Spinlock::lock(const Topology& topo, Task& task) {
   stats_.acquired_on(task.cpu);
 }
 
-void Spinlock::unlock(const Topology& topo, Task& task) {
+bool Spinlock::settled_at_issue(const Topology& topo, const Task& task, Settle settle) const {
+  const MachineParams& p = topo.params();
+  const LineContention& c = line_->contention();
+  return settle == Settle::AtIssue && deciding_ == 0 && waiters_.empty() && secondary_.empty() &&
+         line_->busy_until() <= task.cursor && task.actor != nullptr && task.actor->running() &&
+         !task.actor->reference_order() && task.smt == nullptr && task.trace == nullptr &&
+         p.ipi_target == 0 && p.l1_hit > 0 && p.atomic_rmw > 0 && !c.smt_shared_l1 &&
+         c.llc_hit == 0 && c.read_occupancy >= 1;
+}
+
+void Spinlock::unlock(const Topology& topo, Task& task, Settle settle) {
   task.pay_turn();
   if (markov_oracle()) {
     oracle_unlock(task);
@@ -164,6 +192,11 @@ void Spinlock::unlock(const Topology& topo, Task& task) {
   // the releaser, not the release: paid first (advance_to), they moved the clock past
   // the release and the next owner was dated behind it (a time-order fault on the next line
   // it touched: box-64 sem-lockunlock, 256 tasks, with ipi_target on).
+  // Settled at the issue (Time order, spinlock.hpp): with nobody waiting the lock goes
+  // free at the issue's end whatever runs before it, so that wait is the releaser's
+  // own (unless the store buffer or the drain held the issue back past the check).
+  const Tick issue = task.cursor;
+  const bool settled = settled_at_issue(topo, task, settle);
   IssuedStore release;
   if (kind_ == LockKind::Queued && topo.params().pv_spinlock) {
     const Tick done = issue_rmw(topo, task, *line_);
@@ -172,9 +205,13 @@ void Spinlock::unlock(const Topology& topo, Task& task) {
     release = issue_store(topo, task, *line_);
   }
   const Tick waited_from = task.cursor;
+  task.owe_turns =
+      settled && waited_from == issue && release.issued < task.actor->read_ahead_barrier();
+  if (task.owe_turns) ++detail::g_settled_lock_steps;
   task.wait_until(release.issued);
   hand_on(topo, task, release.visible);
   task.interrupts_after_wait(waited_from);
+  task.owe_turns = false;
 }
 
 void Spinlock::cna_pass_head(const Topology& topo, const Task& owner) {
@@ -293,7 +330,9 @@ bool Spinlock::is_locked(const Topology& topo, Task& task) {
     task.advance_to(done);
     return locked;
   }
+  ++deciding_;
   load(topo, task, *line_);
+  --deciding_;
   return holder_ != nullptr || task.cursor < free_at_;
 }
 

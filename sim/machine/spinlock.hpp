@@ -59,6 +59,29 @@
 // from the cache that serves it, so the spinners stay visible on the line
 // for as long as the lock is held; unlock() is a store to the head.
 //
+// Time order (machine/task.hpp): a task reads the lock's state once its request on
+// the line is over -- lock() decides when its atomic completes, is_locked() when its
+// read does, unlock() hands on at its release's issue end -- after every event dated
+// earlier, by the turn it takes there. Where what it finds there is settled at the
+// request's issue, that wait is the task's own and the turn at its end is owed, as
+// for the kernel's data accesses (settled_at_issue(), counted by settled_lock_steps()):
+//   lock() of a free lock: nobody waiting, no other task between a request on the
+//     line and the decision it takes from the lock's state (deciding_), and the line
+//     idle (its transfers over, every request served so far completed before the
+//     issue). Every later request then queues behind the atomic and completes after
+//     it (costs > 0), so nobody reads or changes the lock before this task decides,
+//     and it finds the lock free; with OS noise due in the wait it decides later
+//     (after the interruption), so that wait is not settled;
+//   unlock() with nobody waiting, on the same conditions: the lock goes free at the
+//     issue's end whatever runs before it.
+// Never where something else can reorder the strict order's decisions: wake-up IPIs
+// (ipi_target), SMT runs (machine/smt.hpp re-dates them), a trace (recorded as made),
+// an observer's turn before the wait's end (it reads the lock's statistics), or a
+// line whose reads can complete without the home agent or inside another's transfer
+// (llc_hit, smt_shared_l1, read_occupancy < 1). The reference mode takes every one
+// of these turns, so the fast path is checked against it (tests/fuzz/order_fuzz.py,
+// tests/cpp/test_settled_locks.cpp).
+//
 // Oracle mode (tests only, ticket kind): set_markov_oracle() turns the lock
 // into the Boyd-Wickizer birth-death model exactly. The holder's whole service
 // (critical section plus hand-off) is drawn by the lock at unlock() as an
@@ -82,6 +105,16 @@
 namespace semsim::machine {
 
 enum class LockKind : std::uint8_t { Ticket, Queued, Cna };
+// May a lock or unlock owe the turn at its wait's end where its outcome is settled
+// at the issue (Time order, below)?
+enum class Settle : std::uint8_t { Never, AtIssue };
+
+// Lock and unlock waits settled at their issue so far in this process (Time order,
+// above): for benchmarks and tests.
+std::uint64_t settled_lock_steps();
+namespace detail {
+extern std::uint64_t g_settled_lock_steps;
+}  // namespace detail
 
 struct LockStats {
   // acquisitions: counted when released (so a measurement window counts the
@@ -127,10 +160,14 @@ class Spinlock {
   Spinlock& operator=(const Spinlock&) = delete;
 
   // spin_lock() at the task's cursor. Returns with the lock held and the
-  // task's cursor at the acquisition time.
-  void lock(const Topology& topo, Task& task);
+  // task's cursor at the acquisition time. With Settle::AtIssue its wait is owed
+  // where it is settled at the atomic's issue (Time order, above): for callers
+  // whose code under and after the lock orders every access to shared state by a
+  // request of its own (the semaphore array's locks), not the scheduler's (it
+  // writes a task's state for wakers that read it before taking the lock).
+  void lock(const Topology& topo, Task& task, Settle settle = Settle::Never);
   // spin_unlock() at the task's cursor; hands the lock to the next waiter.
-  void unlock(const Topology& topo, Task& task);
+  void unlock(const Topology& topo, Task& task, Settle settle = Settle::Never);
   // spin_is_locked() as a plain read of the lock word at the task's cursor.
   bool is_locked(const Topology& topo, Task& task);
   bool held() const { return holder_ != nullptr; }
@@ -160,6 +197,9 @@ class Spinlock {
     bool mcs;      // queued: it queued an MCS node (else: pending bit)
   };
   void oracle_unlock(Task& task);
+  // At the issue of lock()'s atomic (with the lock free) or of unlock()'s release:
+  // is what it finds at its end settled, whatever runs before that? (See lock().)
+  bool settled_at_issue(const Topology& topo, const Task& task, Settle settle) const;
   void lock_on_line(const Topology& topo, Task& task);
   void unlock_on_line(const Topology& topo, Task& task);
   // CNA: the MCS node that took the lock at `owner` picks the next head (above).
@@ -178,6 +218,9 @@ class Spinlock {
   std::uint64_t next_ticket_ = 0, now_serving_ = 0;  // line spinning: tail and head
   std::size_t spinning_ = 0;
   Task* holder_ = nullptr;
+  // Tasks between a request on the line and what they decide from the lock's state
+  // (lock(): the atomic, is_locked(): the read), which they read once their wait is over.
+  int deciding_ = 0;
   Tick acquired_at_ = 0;
   const Task* handed_by_ = nullptr;  // the releaser of the latest hand-off (for the trace)
   Tick free_at_ = 0;                 // the last release with nobody waiting is visible from here

@@ -22,7 +22,8 @@
 // and scheduler entry, sync(), and any charge or wait taken the ordinary way. (A
 // preemption point of a task alone on its CPU is not a shared step: no other task
 // can queue there, so it reads nothing another task writes; machine/scheduler.hpp,
-// Scheduler::alone_on().)
+// Scheduler::alone_on(). A spinlock's wait whose outcome is settled at its issue
+// is owed too: machine/spinlock.hpp, "Time order".)
 // Rules that keep this exact:
 //   - Every shared resource is still served at the request's date in date order:
 //     a request pays the turn first, so it runs after every earlier event.
