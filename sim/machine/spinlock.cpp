@@ -153,13 +153,17 @@ void Spinlock::lock(const Topology& topo, Task& task, Settle settle) {
 }
 
 bool Spinlock::settled_at_issue(const Topology& topo, const Task& task, Settle settle) const {
-  const MachineParams& p = topo.params();
-  const LineContention& c = line_->contention();
-  return settle == Settle::AtIssue && deciding_ == 0 && waiters_.empty() && secondary_.empty() &&
-         line_->busy_until() <= task.cursor && task.actor != nullptr && task.actor->running() &&
-         !task.actor->reference_order() && task.smt == nullptr && task.trace == nullptr &&
-         p.ipi_target == 0 && p.l1_hit > 0 && p.atomic_rmw > 0 && !c.smt_shared_l1 &&
-         c.llc_hit == 0 && c.read_occupancy >= 1;
+  if (settle != Settle::AtIssue || deciding_ != 0 || !waiters_.empty() || !secondary_.empty() ||
+      task.smt != nullptr || task.trace != nullptr || task.actor == nullptr ||
+      !task.actor->running() || task.actor->reference_order())
+    return false;
+  if (machine_settles_ < 0) {  // the same for the whole run: asked once
+    const MachineParams& p = topo.params();
+    const LineContention& c = line_->contention();
+    machine_settles_ = p.ipi_target == 0 && p.l1_hit > 0 && p.atomic_rmw > 0 && !c.smt_shared_l1 &&
+                       c.llc_hit == 0 && c.read_occupancy >= 1;
+  }
+  return machine_settles_ > 0;
 }
 
 void Spinlock::unlock(const Topology& topo, Task& task, Settle settle) {

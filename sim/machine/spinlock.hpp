@@ -221,6 +221,8 @@ class Spinlock {
   // Tasks between a request on the line and what they decide from the lock's state
   // (lock(): the atomic, is_locked(): the read), which they read once their wait is over.
   int deciding_ = 0;
+  // Do the machine and the line let a wait settle at all (settled_at_issue(); -1: not asked yet)?
+  mutable int machine_settles_ = -1;
   Tick acquired_at_ = 0;
   const Task* handed_by_ = nullptr;  // the releaser of the latest hand-off (for the trace)
   Tick free_at_ = 0;                 // the last release with nobody waiting is visible from here
