@@ -65,14 +65,15 @@
 // earlier, by the turn it takes there. Where what it finds there is settled at the
 // request's issue, that wait is the task's own and the turn at its end is owed, as
 // for the kernel's data accesses (settled_at_issue(), counted by settled_lock_steps()):
-//   lock() of a free lock: nobody waiting, no other task between a request on the
-//     line and the decision it takes from the lock's state (deciding_), and the line
-//     idle (its transfers over, every request served so far completed before the
-//     issue). Every later request then queues behind the atomic and completes after
-//     it (costs > 0), so nobody reads or changes the lock before this task decides,
-//     and it finds the lock free; with OS noise due in the wait it decides later
-//     (after the interruption), so that wait is not settled;
-//   unlock() with nobody waiting, on the same conditions: the lock goes free at the
+//   lock() of a free lock with nobody waiting and no other task between a request
+//     on the line and the decision it takes from the lock's state (deciding_:
+//     lock()'s atomic, is_locked()'s read): every later request on the line queues
+//     behind this atomic and completes after it (costs > 0), so nobody reads or
+//     changes the lock before this task decides, and it finds the lock free. The
+//     line need not be idle: a request in flight that decides nothing (data on the
+//     lock's line) only delays the atomic. With OS noise due in the wait the task
+//     decides later (after the interruption), so that wait is not settled;
+//   unlock() with nobody waiting and nobody deciding: the lock goes free at the
 //     issue's end whatever runs before it.
 // Never where something else can reorder the strict order's decisions: wake-up IPIs
 // (ipi_target), SMT runs (machine/smt.hpp re-dates them), a trace (recorded as made),
