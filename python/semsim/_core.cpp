@@ -26,6 +26,7 @@
 #include "driver/trace_point.hpp"
 #include "ipc/kernel_policy.hpp"
 #include "machine/cache_line.hpp"
+#include "machine/spinlock.hpp"
 #include "machine/topology.hpp"
 #include "native/host_error.hpp"
 #include "native/native_runner.hpp"
@@ -349,6 +350,10 @@ PYBIND11_MODULE(_core, m) {
       },
       "Cumulative (hand-offs, shortcut turns, reads ahead, runs done again after a read-ahead "
       "conflict) of every simulation in this process.");
+  m.def(
+      "settled_lock_steps", [] { return semsim::machine::settled_lock_steps(); },
+      "Cumulative spinlock waits whose turn was owed because their outcome was settled at "
+      "their issue (machine/spinlock.hpp, \"Time order\") in this process.");
   m.def(
       "set_reference_order",
       [](bool on) { semsim::core::Simulation::set_default_reference_order(on); }, py::arg("on"),

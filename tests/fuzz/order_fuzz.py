@@ -9,6 +9,10 @@ workload with random fields, oversubscription, pinned and unpinned placement, bo
 start orders -- runs each both ways and compares the result documents byte for byte.
 
     python3 tests/fuzz/order_fuzz.py --seed 7 --runs 200 --duration-ms 1 --jobs 2 --out /tmp/fz
+    python3 tests/fuzz/order_fuzz.py --presets uniform-64,host-default --ipi-share 0 --runs 200
+
+(The second draws only where a spinlock's settled wait owes its turn: no SMT, no wake-up
+IPI; machine/spinlock.hpp, "Time order".)
 
 A difference is written to OUT as case-N.json (with its machine file beside it) and
 replays with `semsim run case-N.json` and `semsim run --reference-order case-N.json`.
@@ -76,12 +80,20 @@ def host_scenarios() -> tuple[Path, ...]:
     return tuple(sorted((REPO / "scenarios" / "host").glob("*.json")))
 
 
-def machine_file(rng: random.Random, workdir: Path) -> tuple[Path, int]:
+@dataclass(frozen=True)
+class Machines:
+    """Which machines the scenarios are drawn on: some presets only (None: all), and the
+    share of them given a 3 us wake-up IPI. The defaults draw what the tool always drew."""
+    presets: tuple[str, ...] | None = None
+    ipi_share: float = 0.3
+
+
+def machine_file(rng: random.Random, workdir: Path, machines: Machines = Machines()) -> tuple[Path, int]:
     """A preset, maybe with OS noise and a wake-up IPI cost added; its path and CPU count."""
-    name = rng.choice(presets())
+    name = rng.choice(machines.presets or presets())
     model = json.loads((REPO / "cpu_models" / f"{name}.json").read_text())
     noise = rng.choice(NOISES)
-    ipi = rng.random() < 0.3
+    ipi = rng.random() < machines.ipi_share
     if noise is not None:
         model["os_noise"] = {"value": noise, "source": "order fuzz"}
     if ipi:
@@ -140,8 +152,9 @@ def workload(rng: random.Random) -> dict[str, Any]:
     return {"type": kind, **pin}  # lat-sem
 
 
-def scenario(rng: random.Random, workdir: Path, duration_ms: float) -> dict[str, Any]:
-    machine, cpus = machine_file(rng, workdir)
+def scenario(rng: random.Random, workdir: Path, duration_ms: float,
+             machines: Machines = Machines()) -> dict[str, Any]:
+    machine, cpus = machine_file(rng, workdir, machines)
     load = workload(rng)
     # Up to twice the CPUs (oversubscription), even for ping-pong pairs.
     threads = rng.choice([t for t in THREADS if t <= 2 * cpus] or [1])
@@ -181,14 +194,14 @@ def check(doc: dict[str, Any], compare: Any = run_both) -> tuple[bool, bool, boo
 
 
 def fuzz(seed: int, runs: int, duration_ms: float, out: Path | None = None, progress: bool = False,
-         compare: Any = run_both, jobs: int = 1) -> Outcome:
-    """Draw `runs` scenarios from `seed` and run each fast and in reference mode
-    (`jobs` at once in forked processes: the same scenarios, the same outcome)."""
+         compare: Any = run_both, jobs: int = 1, machines: Machines = Machines()) -> Outcome:
+    """Draw `runs` scenarios from `seed` on `machines` and run each fast and in reference
+    mode (`jobs` at once in forked processes: the same scenarios, the same outcome)."""
     result = Outcome()
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="order-fuzz-") as tmp:
         rng = random.Random(seed)
-        docs = [scenario(rng, Path(tmp), duration_ms) for _ in range(runs)]
+        docs = [scenario(rng, Path(tmp), duration_ms, machines) for _ in range(runs)]
         if jobs > 1:
             pool = multiprocessing.get_context("fork").Pool(jobs)
             outcomes = pool.imap(check, docs)
@@ -235,11 +248,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--duration-ms", type=float, default=1.0, help="simulated window of each (default 1)")
     p.add_argument("--out", type=Path, help="where to write the scenarios that differ")
     p.add_argument("--jobs", type=int, default=1, help="scenarios at once, in forked processes (default 1)")
+    p.add_argument("--presets", help="draw on these presets only, comma-separated (default: every one)")
+    p.add_argument("--ipi-share", type=float, default=0.3,
+                   help="share of the draws given a 3 us wake-up IPI, 0..1 (default 0.3)")
     args = p.parse_args(argv)
     if args.runs < 1 or args.jobs < 1 or not 0 < args.duration_ms <= 1000:
         print("order_fuzz: --runs and --jobs must be >= 1 and --duration-ms in (0, 1000]", file=sys.stderr)
         return 2
-    result = fuzz(args.seed, args.runs, args.duration_ms, args.out, progress=True, jobs=args.jobs)
+    if not 0 <= args.ipi_share <= 1:
+        print("order_fuzz: --ipi-share must be in [0, 1]", file=sys.stderr)
+        return 2
+    chosen = tuple(args.presets.split(",")) if args.presets else None
+    if chosen is not None and (unknown := [n for n in chosen if n not in presets()]):
+        print(f"order_fuzz: --presets: unknown preset {unknown[0]!r}; the presets are {', '.join(presets())}",
+              file=sys.stderr)
+        return 2
+    result = fuzz(args.seed, args.runs, args.duration_ms, args.out, progress=True, jobs=args.jobs,
+                  machines=Machines(chosen, args.ipi_share))
     print(f"order fuzz: seed {args.seed}: {result.runs} scenarios run both ways, {result.refused} refused, "
           f"{result.errors} of them ending in the same error, {len(result.diffs)} different")
     return 1 if result.diffs else 0

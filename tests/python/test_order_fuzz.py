@@ -23,6 +23,34 @@ def test_a_fixed_slice_of_random_scenarios_gives_the_same_bytes_both_ways(tmp_pa
     assert result.diffs == [], [order_fuzz.describe(d) for d in result.diffs]
 
 
+def test_where_spinlock_waits_settle_the_fast_path_still_gives_the_same_bytes(tmp_path):
+    # Only the presets without SMT and without wake-up IPIs, where a spinlock's wait whose
+    # outcome is settled at its issue owes its turn (machine/spinlock.hpp, "Time order").
+    machines = order_fuzz.Machines(presets=("uniform-64", "host-default"), ipi_share=0.0)
+    result = order_fuzz.fuzz(seed=20261208, runs=60, duration_ms=1.0, out=tmp_path, jobs=2,
+                             machines=machines)
+    assert result.runs >= 45, "too many drawn scenarios refused: the slice tests little"
+    assert result.diffs == [], [order_fuzz.describe(d) for d in result.diffs]
+    from semsim import _core
+
+    doc = {"name": "settled", "machine": "uniform-64", "kernel": "hysteresis",
+           "workload": {"type": "sem-scalebench", "mode": 2}, "threads": 16, "duration_ms": 0.2,
+           "warmup_ms": 0.05, "precision": 0, "repeats": 1, "seed": 1}
+    before = _core.settled_lock_steps()
+    _core.simulate(_core.load_scenario(json.dumps(doc), []))
+    assert _core.settled_lock_steps() > before + 100, "no wait settled: the slice tests nothing new"
+
+
+def test_the_machines_drawn_on_can_be_narrowed(tmp_path):
+    rng = random.Random(4)
+    machines = order_fuzz.Machines(presets=("uniform-64",), ipi_share=0.0)
+    docs = [order_fuzz.scenario(rng, tmp_path, 0.5, machines) for _ in range(20)]
+    models = [json.loads(Path(d["machine"]).read_text()) for d in docs]
+    assert all(m["name"].startswith("fz-uniform-64-") and "-ipi" not in m["name"] for m in models)
+    assert order_fuzz.main(["--presets", "nope"]) == 2
+    assert order_fuzz.main(["--ipi-share", "2"]) == 2
+
+
 def test_a_difference_is_reported_and_saved_as_a_replayable_case(tmp_path):
     result = order_fuzz.fuzz(seed=3, runs=3, duration_ms=0.1, out=tmp_path,
                              compare=lambda core, text: ("fast", "reference"))
