@@ -295,7 +295,7 @@ void Scheduler::maybe_preempt(Task& task) {
   // this shortcut to the strict order. With SMT, a run goes on past the point only
   // where the turn would not have re-dated it (SmtCores::settled_through()): the
   // rest of it is then dated from the same history as after that turn.
-  if (alone_on(task.cpu) && task.actor != nullptr && !task.actor->simulation().reference_order() &&
+  if (alone_on(task.cpu) && task.actor != nullptr && !task.actor->reference_order() &&
       (task.smt == nullptr || !task.turn_owed() ||
        task.smt->settled_through(task.cpu, task.cursor)))
     return;

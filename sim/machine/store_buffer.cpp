@@ -63,12 +63,15 @@ IssuedStore issue_store(const Topology& topo, Task& task, CacheLine& line) {
   return {task.cursor + p.l1_hit, sb.push(&line, arrives)};
 }
 
-Tick issue_rmw(const Topology& topo, Task& task, CacheLine& line) {
+void drain_for_rmw(Task& task) {
   task.pay_turn();
-  StoreBuffer& sb = task.stores;
-  task.advance_to(sb.drained());  // the LOCK prefix drains the buffer first
+  task.advance_to(task.stores.drained());  // the LOCK prefix drains the buffer first
+}
+
+Tick issue_rmw(const Topology& topo, Task& task, CacheLine& line) {
+  drain_for_rmw(task);
   const Tick done = line.access(topo, task.cpu, Access::Rmw, task.cursor);
-  sb.set_locked_done(done + locked_drain(topo.params()));
+  task.stores.set_locked_done(done + locked_drain(topo.params()));
   return done;
 }
 
