@@ -78,6 +78,10 @@ class _Parser(argparse.ArgumentParser):
 
 def _one_line(message: object) -> str:
     text = " ".join(str(message).split("\n")).strip()
+    # Any other control character escaped, as the C++ side writes them: one line, and
+    # nothing that a terminal would act on.
+    text = "".join(ch if ch.isprintable() or ch == " " else ch.encode("unicode_escape").decode("ascii")
+                   for ch in text)
     return text or "unknown error"
 
 

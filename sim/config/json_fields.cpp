@@ -11,9 +11,25 @@
 
 namespace semsim::config {
 
+namespace {
+// A field name as a path shows it: as written where it is a plain name, else
+// JSON-quoted (escaped, capped as echo() caps values), so that a key with a colon,
+// a space, a dot, a control character or nothing in it cannot blur the
+// "path: what" message or break it across lines.
+std::string key_text(const std::string& key) {
+  const bool plain = !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return (u >= '0' && u <= '9') || (u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z') ||
+           c == '_' || c == '-';
+  });
+  return plain && key.size() <= 60 ? key : echo(Json(key));
+}
+}  // namespace
+
 std::string child_path(const std::string& parent, const std::string& key) {
-  if (!parent.empty() && parent.back() == ':') return parent + " " + key;  // "file: key"
-  return parent.empty() ? key : parent + "." + key;
+  const std::string shown = key_text(key);
+  if (!parent.empty() && parent.back() == ':') return parent + " " + shown;  // "file: key"
+  return parent.empty() ? shown : parent + "." + shown;
 }
 
 void fail(const std::string& path, const std::string& what) {
@@ -26,7 +42,25 @@ std::string join(const std::vector<std::string>& items, const std::string& sep) 
   return out;
 }
 
-std::string echo_text(const std::string& text, std::size_t cap) {
+std::string echo_text(const std::string& raw, std::size_t cap) {
+  // Control characters as JSON writes them: a message stays one line, and a NUL
+  // cannot cut it short where it becomes a C string (the Python exception).
+  std::string text;
+  text.reserve(raw.size());
+  for (const char c : raw) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u >= 0x20 && u != 0x7f) {
+      text += c;
+    } else if (c == '\n') {
+      text += "\\n";
+    } else if (c == '\t') {
+      text += "\\t";
+    } else if (c == '\r') {
+      text += "\\r";
+    } else {
+      text += fmt::format("\\u{:04x}", u);
+    }
+  }
   if (text.size() <= cap) return text;
   std::size_t cut = cap;
   while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // UTF-8
@@ -115,7 +149,7 @@ std::string as_choice(const Json& v, const std::string& path,
   if (!v.is_string()) fail(path, fmt::format("must be one of {}, got {}", join(allowed), got(v)));
   auto s = v.get<std::string>();
   if (std::find(allowed.begin(), allowed.end(), s) == allowed.end())
-    fail(path, fmt::format("unknown value \"{}\"; allowed: {}", s, join(allowed)));
+    fail(path, fmt::format("unknown value {}; allowed: {}", echo(v), join(allowed)));
   return s;
 }
 

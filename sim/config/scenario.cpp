@@ -42,7 +42,7 @@ int parse_sem_flags(const Json& v, const std::string& path) {
     fail(path,
          fmt::format("unknown flags \"{}\"; allowed: 0, \"nowait\", \"undo\", \"nowait|undo\", "
                      "or the integers 0, 2048 (IPC_NOWAIT), 4096 (SEM_UNDO), 6144",
-                     text));
+                     config::echo_text(text)));
   }
   const auto flags = as_int(v, path, 0, ipc::kIpcNowait | ipc::kSemUndo);
   if ((flags & ~static_cast<std::int64_t>(ipc::kIpcNowait | ipc::kSemUndo)) != 0)

@@ -93,5 +93,41 @@ TEST(ConfigHardening, MachineCostsThatRoundToZeroTicksAreRefused) {
             std::string::npos);
 }
 
+// Every message is one line that names its field: a key or a value with a colon, a
+// line break or a NUL in it is shown JSON-quoted and escaped (a NUL would otherwise cut
+// the message short where it becomes a C string, in the Python exception).
+TEST(ConfigHardening, OddNamesAndValuesAreQuotedAndEscapedInMessages) {
+  const auto scenario = [](const std::string& tail) {
+    return Json::parse(R"({"machine": "host-default", "kernel": "hysteresis", "threads": 2,
+        "workload": {"type": "sem-scalebench", "mode": 2)" + tail);
+  };
+  const auto one_line = [](const std::string& e) {
+    return e.find_first_of(std::string("\n\r\0", 3)) == std::string::npos;
+  };
+  std::string e = error_of([&] { parse_scenario(scenario(R"(}, "descripti:on": "x"})")); });
+  EXPECT_EQ(e.rfind("\"descripti:on\": unknown field; allowed fields here: name,", 0), 0u) << e;
+  e = error_of([&] { parse_scenario(scenario(R"(, "p\u0000in": 1}})")); });
+  EXPECT_EQ(e.rfind("workload.\"p\\u0000in\": unknown field; allowed fields here: type,", 0), 0u)
+      << e;
+  EXPECT_TRUE(one_line(e)) << e;
+  e = error_of([&] { parse_scenario(scenario(R"(}, "a\nb: c": 1})")); });
+  EXPECT_EQ(e.rfind("\"a\\nb: c\": unknown field", 0), 0u) << e;
+  EXPECT_TRUE(one_line(e)) << e;
+  // A long odd key is capped as values are.
+  e = error_of([&] { parse_scenario(scenario("}, \"" + std::string(5000, ' ') + "\": 1}")); });
+  EXPECT_LT(e.size(), 400u) << e;
+  // Values: a choice, and the flags text.
+  Json doc = scenario("}}");
+  doc["kernel"] = std::string("hyst\0eresis\n", 12);
+  e = error_of([&] { parse_scenario(doc); });
+  EXPECT_NE(e.find(R"("hyst\u0000eresis\n")"), std::string::npos) << e;
+  EXPECT_TRUE(one_line(e)) << e;
+  EXPECT_EQ(echo_text(std::string("a\tb\x7f\x01", 5)), R"(a\tb\u007f\u0001)");
+  // Plain names stay as written.
+  EXPECT_EQ(child_path("workload", "semaphores"), "workload.semaphores");
+  EXPECT_EQ(child_path("m.json:", "costs_ns"), "m.json: costs_ns");
+  EXPECT_EQ(child_path("", "a.b"), "\"a.b\"");
+}
+
 }  // namespace
 }  // namespace semsim::config

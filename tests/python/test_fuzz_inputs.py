@@ -110,7 +110,9 @@ def outcome(code: int | None, out: str, err: str, command: str) -> str:
         return "ok" if isinstance(points, list) and points else "exit 0, bad output"
     if code == 2:
         one_line = err.count("\n") == 1 and err.endswith("\n")
-        named = re.match(r"^semsim: error: [^:\s][^:]*: .+", err) is not None
+        # The field path: plain names, and JSON-quoted ones where a name is not plain.
+        named = re.match(r'^semsim: error: (?:"(?:[^"\\]|\\.)*"|[^:\s"])(?:"(?:[^"\\]|\\.)*"|[^:"])*: .+',
+                         err) is not None
         return "error 2" if one_line and named and len(err) < 1200 else "exit 2, not one named line"
     return f"exit {code}"
 

@@ -454,3 +454,16 @@ def test_comparison_outputs_name_a_bad_path(result, tmp_path, call, words):
     (tmp_path / "f").write_text("x")
     with pytest.raises(semsim.InputError, match=words):
         call(_comparison(result), tmp_path)
+
+
+@pytest.mark.parametrize("key, shown", [
+    ("descripti:on", '"descripti:on": unknown field'),   # found by test_fuzz_inputs.py, seed 1002
+    ("p\x00in", '"p\\u0000in": unknown field'),           # a NUL cut the message at the field
+    ("a\nb: c", '"a\\nb: c": unknown field'),
+    ("x\ry", '"x\\ry": unknown field'),
+])
+def test_odd_field_names_are_quoted_in_one_line(run_cli, tmp_path, key, shown):
+    path = tmp_path / "odd.json"
+    path.write_text(json.dumps({**B1, "workload": {**B1["workload"], key: 1}}))
+    line = usage_error(run_cli("validate", str(path)), "workload." + shown, "allowed fields here: type,")
+    assert "\r" not in line and "\x00" not in line
