@@ -13,7 +13,7 @@ namespace semsim::config {
 
 namespace {
 // A field name as a path shows it: as written where it is a plain name, else
-// JSON-quoted (escaped, capped as echo() caps values), so that a key with a colon,
+// JSON-quoted (escaped, capped as echo() caps values, the quote closed), so that a key with a colon,
 // a space, a dot, a control character or nothing in it cannot blur the
 // "path: what" message or break it across lines.
 std::string key_text(const std::string& key) {
@@ -22,7 +22,13 @@ std::string key_text(const std::string& key) {
     return (u >= '0' && u <= '9') || (u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z') ||
            c == '_' || c == '-';
   });
-  return plain && key.size() <= 60 ? key : echo(Json(key));
+  if (plain && key.size() <= 60) return key;
+  // Its JSON text without the quotes, capped, then quoted again: closed even when cut.
+  const std::string text = Json(key).dump(-1, ' ', false, Json::error_handler_t::replace);
+  std::string shown = echo_text(text.substr(1, text.size() - 2));
+  shown.insert(shown.begin(), '"');
+  shown.push_back('"');
+  return shown;
 }
 }  // namespace
 

@@ -114,7 +114,8 @@ TEST(ConfigHardening, OddNamesAndValuesAreQuotedAndEscapedInMessages) {
   EXPECT_EQ(e.rfind("\"a\\nb: c\": unknown field", 0), 0u) << e;
   EXPECT_TRUE(one_line(e)) << e;
   // A long odd key is capped as values are.
-  e = error_of([&] { parse_scenario(scenario("}, \"" + std::string(5000, ' ') + "\": 1}")); });
+  e = error_of([&] { parse_scenario(scenario("}, \"" + std::string(5000, '[') + "\": 1}")); });
+  EXPECT_EQ(e.rfind("\"" + std::string(60, '[') + "...\": unknown field", 0), 0u) << e;
   EXPECT_LT(e.size(), 400u) << e;
   // Values: a choice, and the flags text.
   Json doc = scenario("}}");

@@ -467,3 +467,11 @@ def test_odd_field_names_are_quoted_in_one_line(run_cli, tmp_path, key, shown):
     path.write_text(json.dumps({**B1, "workload": {**B1["workload"], key: 1}}))
     line = usage_error(run_cli("validate", str(path)), "workload." + shown, "allowed fields here: type,")
     assert "\r" not in line and "\x00" not in line
+
+
+def test_a_long_odd_field_name_is_capped_and_its_quote_closed(run_cli, tmp_path):
+    # test_fuzz_inputs.py, seeds 1002 and 1004: a key cut at the cap left its quote open.
+    path = tmp_path / "odd.json"
+    path.write_text(json.dumps({**B1, "na" + "[" * 3000: 1}))
+    line = usage_error(run_cli("validate", str(path)), '"na' + "[" * 58 + '...": unknown field')
+    assert len(line) < 400
