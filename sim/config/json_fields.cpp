@@ -13,14 +13,14 @@ namespace semsim::config {
 
 namespace {
 // A field name as a path shows it: as written where it is a plain name, else
-// JSON-quoted (escaped, capped as echo() caps values, the quote closed), so that a key with a colon,
-// a space, a dot, a control character or nothing in it cannot blur the
-// "path: what" message or break it across lines.
+// JSON-quoted (escaped, capped as echo() caps values, the quote closed), so that a key with a
+// colon, a space, a dot, a control character or nothing in it cannot blur the "path: what" message
+// or break it across lines.
 std::string key_text(const std::string& key) {
   const bool plain = !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
     const auto u = static_cast<unsigned char>(c);
-    return (u >= '0' && u <= '9') || (u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z') ||
-           c == '_' || c == '-';
+    return (u >= '0' && u <= '9') || (u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z') || c == '_' ||
+           c == '-';
   });
   if (plain && key.size() <= 60) return key;
   // Its JSON text without the quotes, capped, then quoted again: closed even when cut.

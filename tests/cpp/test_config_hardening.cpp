@@ -99,7 +99,8 @@ TEST(ConfigHardening, MachineCostsThatRoundToZeroTicksAreRefused) {
 TEST(ConfigHardening, OddNamesAndValuesAreQuotedAndEscapedInMessages) {
   const auto scenario = [](const std::string& tail) {
     return Json::parse(R"({"machine": "host-default", "kernel": "hysteresis", "threads": 2,
-        "workload": {"type": "sem-scalebench", "mode": 2)" + tail);
+        "workload": {"type": "sem-scalebench", "mode": 2)" +
+                       tail);
   };
   const auto one_line = [](const std::string& e) {
     return e.find_first_of(std::string("\n\r\0", 3)) == std::string::npos;
