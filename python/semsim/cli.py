@@ -34,6 +34,7 @@ import argparse
 import json
 import math
 import os
+import re
 import signal
 import sys
 import time
@@ -826,8 +827,29 @@ _COMMANDS = {
 }
 
 
+# `--flag=--` or `-f--`: a flag given the text "--" as its value.
+_DASHDASH_VALUE = re.compile(r"(--[A-Za-z][A-Za-z0-9-]*=|-[A-Za-z]=?)--")
+
+
+def _check_dashdash_values(argv: Sequence[str]) -> None:
+    """argparse drops a "--" given as a flag's value (``--set=--``, ``-j--``) and hands the
+    command an empty list where it expects text, which no command takes: refused here,
+    naming the flag, before parsing."""
+    words = [t for t in argv if not t.startswith("-")][:2]
+    command = " ".join(words) if words[:1] == ["machine"] else " ".join(words[:1])
+    for token in argv:
+        if token == "--":  # the end of the flags: what follows is positional
+            return
+        match = _DASHDASH_VALUE.fullmatch(token)
+        if match:
+            flag = match.group(1).rstrip("=")
+            message = f"{flag}: '--' is not a value"
+            raise UsageError(f"{command}: {message}" if command else message)
+
+
 def _run(argv: Sequence[str] | None) -> int:
     parser = build_parser()
+    _check_dashdash_values(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
     if args.version:
         print(f"semsim {api.core_version()}")

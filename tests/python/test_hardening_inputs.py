@@ -475,3 +475,24 @@ def test_a_long_odd_field_name_is_capped_and_its_quote_closed(run_cli, tmp_path)
     path.write_text(json.dumps({**B1, "na" + "[" * 3000: 1}))
     line = usage_error(run_cli("validate", str(path)), '"na' + "[" * 58 + '...": unknown field')
     assert len(line) < 400
+
+
+@pytest.mark.parametrize("args, words", [
+    # argparse dropped the "--" and handed the command an empty list (exit 1, internal error);
+    # found by a throwaway fuzz of the commands' flags.
+    (["validate", "BASE", "--set=--"], "validate: --set: '--' is not a value"),
+    (["run", "BASE", "-j=--"], "run: -j: '--' is not a value"),
+    (["run", "BASE", "-j--"], "run: -j: '--' is not a value"),
+    (["sweep", "BASE", "--threads=--"], "sweep: --threads: '--' is not a value"),
+    (["reproduce", "--only=--"], "reproduce: --only: '--' is not a value"),
+    (["diff", "BASE", "--kernel=--", "--kernel=global_lock"], "diff: --kernel: '--' is not a value"),
+    (["machine", "import", "--format=--", "x.csv"], "machine import: --format: '--' is not a value"),
+])
+def test_a_double_dash_value_is_refused(run_cli, base, args, words):
+    usage_error(run_cli(*[str(base) if a == "BASE" else a for a in args]), words)
+
+
+def test_a_double_dash_after_the_flags_is_positional(run_cli, base):
+    # After a bare "--" everything is positional: argparse's own error, not this check's.
+    line = usage_error(run_cli("validate", str(base), "--", "--set=--"))
+    assert "is not a value" not in line
