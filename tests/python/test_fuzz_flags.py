@@ -3,7 +3,8 @@ test_fuzz_inputs.py is for files): seeded random command lines of the commands t
 stay fast on bad input (run, sweep, diff, validate, list, reproduce with a bad --only,
 machine import), with values drawn from a list of awkward ones, each run through the CLI
 in a forked child with a time bound. Every case must end in exit 0, or exit 2 with one
-line ``semsim: error: ...``; never a signal, a hang, another status or a traceback.
+line ``semsim: error: <field or flag>: <what>``; never a signal, a hang, another status or a
+traceback (test_fuzz_inputs.outcome()).
 
 It found `--set=--`: argparse drops a "--" given as a flag's value and handed the command
 an empty list (an internal error, exit 1).
@@ -17,7 +18,7 @@ import random
 import time
 from pathlib import Path
 
-from test_fuzz_inputs import run_case
+from test_fuzz_inputs import outcome, run_case
 
 SEED = 19
 CASES = 200
@@ -85,22 +86,6 @@ def command_line(rng: random.Random, base: str, out: str, matrix: str) -> list[s
     return argv
 
 
-def outcome(code: int | None, err: str) -> str:
-    if code is None:
-        return "hang"
-    if code < 0:
-        return f"signal {-code}"
-    if "Traceback" in err:
-        return "traceback"
-    if code == 0:
-        return "ok"
-    if code == 2:
-        lines = err.splitlines()
-        ok = len(lines) == 1 and lines[0].startswith("semsim: error: ") and len(err) < 1200
-        return "error 2" if ok else "exit 2, not one line"
-    return f"exit {code}"
-
-
 def test_fuzz_flags(tmp_path: Path):
     rng = random.Random(SEED)
     base = tmp_path / "base.json"
@@ -111,8 +96,8 @@ def test_fuzz_flags(tmp_path: Path):
     started = time.monotonic()
     for i in range(CASES):
         argv = command_line(rng, str(base), str(tmp_path / "out"), str(matrix))
-        code, _, err = run_case(argv, tmp_path)
-        result = outcome(code, err)
+        code, out, err = run_case(argv, tmp_path)
+        result = outcome(code, out, err)
         counts[f"{argv[0]}: {result}"] += 1
         if result not in ("ok", "error 2"):
             failures.append({"case": i, "argv": argv, "outcome": result, "stderr": err[-600:]})

@@ -93,7 +93,9 @@ def mutate_doc(rng: random.Random, doc):
     return json.dumps(doc), touched
 
 
-def outcome(code: int | None, out: str, err: str, command: str) -> str:
+def outcome(code: int | None, out: str, err: str, command: str | None = None) -> str:
+    """A case's outcome: "ok", "error 2" or what went wrong. Without `command`, any exit 0
+    is "ok" (its output is not checked)."""
     if code is None:
         return "hang"
     if code < 0:
@@ -101,6 +103,8 @@ def outcome(code: int | None, out: str, err: str, command: str) -> str:
     if "Traceback" in err:
         return "traceback"
     if code == 0:
+        if command is None:
+            return "ok"
         if command == "validate":
             return "ok" if out.startswith("ok: ") and out.count("\n") == 1 else "exit 0, bad output"
         try:
@@ -110,9 +114,9 @@ def outcome(code: int | None, out: str, err: str, command: str) -> str:
         return "ok" if isinstance(points, list) and points else "exit 0, bad output"
     if code == 2:
         one_line = err.count("\n") == 1 and err.endswith("\n")
-        # The field path: plain names, and JSON-quoted ones where a name is not plain.
-        named = re.match(r'^semsim: error: (?:"(?:[^"\\]|\\.)*"|[^:\s"])(?:"(?:[^"\\]|\\.)*"|[^:"])*: .+',
-                         err) is not None
+        # The field path or flag: plain text, and quoted parts ("JSON" names, 'repr' values).
+        quoted = r"""(?:"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')"""
+        named = re.match(rf"""^semsim: error: (?:{quoted}|[^:\s"'])(?:{quoted}|[^:"'])*: .+""", err) is not None
         return "error 2" if one_line and named and len(err) < 1200 else "exit 2, not one named line"
     return f"exit {code}"
 
