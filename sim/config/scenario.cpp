@@ -263,7 +263,7 @@ Json load_json_file(const std::string& path) {
     throw InputError(fmt::format("{}: cannot open file ({})", echo_text(path, 512),
                                  err == ENOENT ? "missing" : std::strerror(err)));
   }
-  struct stat st{};
+  struct stat st {};
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     close(fd);
     throw InputError(
