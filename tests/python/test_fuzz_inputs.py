@@ -122,7 +122,8 @@ def outcome(code: int | None, out: str, err: str, command: str | None = None) ->
 
 
 def run_case(argv: list[str], tmp: Path) -> tuple[int | None, str, str]:
-    """cli.main(argv) in a forked child, stdout/stderr to files, at most TIMEOUT_S."""
+    """cli.main(argv) in a forked child working in `tmp` (what a case writes lands there),
+    stdout/stderr to files, at most TIMEOUT_S."""
     out_path, err_path = tmp / "out.txt", tmp / "err.txt"
     sys.stdout.flush()
     sys.stderr.flush()
@@ -138,6 +139,7 @@ def run_case(argv: list[str], tmp: Path) -> tuple[int | None, str, str]:
             sys.stderr = io.TextIOWrapper(os.fdopen(2, "wb", closefd=False), encoding="utf-8",
                                           errors="backslashreplace")
             signal.signal(signal.SIGINT, signal.SIG_DFL)
+            os.chdir(tmp)
             from semsim import cli
 
             code = cli.main(argv)
