@@ -90,9 +90,9 @@ void Spinlock::lock(const Topology& topo, Task& task, Settle settle) {
   // setting the pending bit, or xchg of the tail. Whether the lock was free is
   // decided when the atomic completes, after every earlier event; where that is
   // settled at the issue, the wait is the task's own (Time order, spinlock.hpp).
-  drain_for_rmw(task);  // the check is at the issue (issue_rmw() then finds the buffer drained)
+  drain_for_rmw(task);  // the check is at the issue
   const bool settled = holder_ == nullptr && settled_at_issue(topo, task, settle);
-  const Tick done = issue_rmw(topo, task, *line_);
+  const Tick done = issue_drained_rmw(topo, task, *line_);
   ++deciding_;
   if (settled && done < task.actor->read_ahead_barrier() && !task.interrupts_due(done)) {
     ++detail::g_settled_lock_steps;

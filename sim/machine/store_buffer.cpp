@@ -68,11 +68,15 @@ void drain_for_rmw(Task& task) {
   task.advance_to(task.stores.drained());  // the LOCK prefix drains the buffer first
 }
 
-Tick issue_rmw(const Topology& topo, Task& task, CacheLine& line) {
-  drain_for_rmw(task);
+Tick issue_drained_rmw(const Topology& topo, Task& task, CacheLine& line) {
   const Tick done = line.access(topo, task.cpu, Access::Rmw, task.cursor);
   task.stores.set_locked_done(done + locked_drain(topo.params()));
   return done;
+}
+
+Tick issue_rmw(const Topology& topo, Task& task, CacheLine& line) {
+  drain_for_rmw(task);
+  return issue_drained_rmw(topo, task, line);
 }
 
 Tick issue_load(const Topology& topo, Task& task, CacheLine& line) {

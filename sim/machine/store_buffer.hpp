@@ -83,9 +83,11 @@ IssuedStore issue_store(const Topology& topo, Task& task, CacheLine& line);
 // A locked RMW at the task's cursor, after the buffer drained (the task
 // waits for that); returns when the RMW completes (the caller advances to it).
 Tick issue_rmw(const Topology& topo, Task& task, CacheLine& line);
-// issue_rmw()'s first step, for a caller that looks at shared state at the RMW's
-// issue date: its turn, then the wait for the store buffer to drain (the LOCK prefix).
+// issue_rmw() in its two steps, for a caller that looks at shared state at the RMW's
+// issue date: its turn, then the wait for the store buffer to drain (the LOCK prefix);
+// then the RMW itself at the task's cursor.
 void drain_for_rmw(Task& task);
+Tick issue_drained_rmw(const Topology& topo, Task& task, CacheLine& line);
 // A load at the task's cursor (after this core's own store to the line, if
 // one is in flight, has its line); returns when it completes.
 Tick issue_load(const Topology& topo, Task& task, CacheLine& line);
