@@ -4,10 +4,8 @@
 // owed, and not where another task still has to decide) and end to end against
 // the reference mode, which takes every such turn, on the cases the order fuzz
 // found while the rule was written.
-#include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include <deque>
 #include <string>
 #include <utility>
 
@@ -17,13 +15,12 @@
 #include "machine/spinlock.hpp"
 #include "machine/task.hpp"
 #include "test_machine_files.hpp"
+#include "test_machine_harness.hpp"
 #include "test_reference_order.hpp"
 
 namespace semsim {
 namespace {
 
-using core::Actor;
-using core::Simulation;
 using test_reference::simulate_bytes;
 
 // Task 0 takes and releases a free queued lock at 1 us while task 1 has a turn
@@ -36,37 +33,32 @@ struct LockRace {
   machine::Topology topo{params};
   machine::CacheLine line{"lock"};
   machine::Spinlock lock{machine::LockKind::Queued, &line, 1};
-  Simulation sim;
-  std::deque<machine::Task> tasks{2};
+  machine_test::TaskSet tasks;
   Tick acquired = -1, released = -1;
   bool seen_locked = false;
 
   LockRace(bool reference, bool reader) {
     line.access(topo, 1, machine::Access::Read, 0);  // CPU 1 shares it; idle long before 1 us
-    sim.set_reference_order(reference);
-    for (int i = 0; i < 2; ++i) {
-      auto& t = tasks[static_cast<std::size_t>(i)];
-      t.id = i;
-      t.cpu = i;
-      t.actor = &sim.spawn(fmt::format("t{}", i), [this, i, reader](Actor&) {
-        auto& me = tasks[static_cast<std::size_t>(i)];
-        if (i == 0) {
-          me.charge(kAt);  // its turn, so that task 1 has queued its own
-          lock.lock(topo, me, machine::Settle::AtIssue);
-          acquired = me.cursor;
-          me.charge_private(50 * kTicksPerNs);
-          lock.unlock(topo, me, machine::Settle::AtIssue);
-          released = me.cursor;
-        } else if (reader) {
-          me.charge(kAt - 1);
-          seen_locked = lock.is_locked(topo, me);
-        } else {
-          me.charge(kAt + 1);  // pending inside task 0's atomic
-        }
-        me.sync();
-      });
-    }
-    sim.run();
+    tasks.sim.set_reference_order(reference);
+    tasks.add(0, [this](machine::Task& me) {
+      me.charge(kAt);  // its turn, so that task 1 has queued its own
+      lock.lock(topo, me, machine::Settle::AtIssue);
+      acquired = me.cursor;
+      me.charge_private(50 * kTicksPerNs);
+      lock.unlock(topo, me, machine::Settle::AtIssue);
+      released = me.cursor;
+      me.sync();
+    });
+    tasks.add(1, [this, reader](machine::Task& me) {
+      if (reader) {
+        me.charge(kAt - 1);
+        seen_locked = lock.is_locked(topo, me);
+      } else {
+        me.charge(kAt + 1);  // pending inside task 0's atomic
+      }
+      me.sync();
+    });
+    tasks.sim.run();
   }
 };
 
