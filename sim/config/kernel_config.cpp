@@ -38,9 +38,9 @@ const std::vector<std::pair<std::string, int>>& header_table() {
 
 const std::vector<std::string>& policy_keys() {
   static const std::vector<std::string> k = {
-      "base",         "spinlock",    "sem_lock",      "fence",  "hysteresis",        "sem_layout",
-      "array_layout", "otime",       "otime_all_ops", "queues", "missed_wakeup_fix", "wakeup",
-      "header",       "header_bytes"};
+      "base",           "spinlock", "sem_lock",      "fence",  "hysteresis",        "sem_layout",
+      "array_layout",   "otime",    "otime_all_ops", "queues", "missed_wakeup_fix", "wakeup",
+      "blocking_store", "header",   "header_bytes"};
   return k;
 }
 
@@ -110,6 +110,8 @@ ipc::KernelPolicy parse_kernel(const Json& kernel) {
                                          {"merged", ipc::QueueScheme::Merged}});
     } else if (key == "missed_wakeup_fix") {
       p.missed_wakeup_fix = as_bool(v, path);
+    } else if (key == "blocking_store") {
+      p.blocking_store = as_bool(v, path);
     } else if (key == "wakeup") {
       p.wakeup = pick<ipc::WakeupDelivery>(
           v, path,

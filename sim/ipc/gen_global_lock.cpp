@@ -44,7 +44,8 @@ KernelPolicy global_lock_policy() {
   p.queues = QueueScheme::Global;
   p.missed_wakeup_fix = true;  // one global list: nothing to miss
   p.wakeup = WakeupDelivery::InWakeup;
-  p.header_bytes = 16;  // ipc_rcu_alloc(): HDRLEN_KMALLOC
+  p.blocking_store = false;  // 3.16+
+  p.header_bytes = 16;       // ipc_rcu_alloc(): HDRLEN_KMALLOC
   return p;
 }
 

@@ -63,7 +63,8 @@ KernelPolicy per_sem_lock_policy() {
   p.queues = QueueScheme::OneList;
   p.missed_wakeup_fix = true;
   p.wakeup = WakeupDelivery::InWakeup;
-  p.header_bytes = 24;  // struct ipc_rcu { rcu_head; atomic_t refcount; }, unaligned
+  p.blocking_store = false;  // 3.16+
+  p.header_bytes = 24;       // struct ipc_rcu { rcu_head; atomic_t refcount; }, unaligned
   return p;
 }
 

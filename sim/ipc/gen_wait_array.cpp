@@ -39,6 +39,8 @@ KernelPolicy wait_array_policy() {
   p.sem_lock = LockProtocol::WaitArray;
   p.fence = FastPathFence::Full;
   p.otime_all_ops = true;
+  // 3.16-4.8 (with the full fence: 3.16-3.18); "blocking_store": false for 3.12-3.15.
+  p.blocking_store = true;
   p.spinlock = SpinlockKind::Ticket;  // 3.12-4.1; "spinlock": "queued" for 4.2-4.8
   return p;
 }

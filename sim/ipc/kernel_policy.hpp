@@ -80,6 +80,10 @@ struct KernelPolicy {
   QueueScheme queues = QueueScheme::Merged;
   bool missed_wakeup_fix = true;  // 3.10: do_smart_update() iterates to a fixed point
   WakeupDelivery wakeup = WakeupDelivery::WakeQ;
+  // 3.16+: a blocked attempt records the sop that blocked it in the queue entry
+  // (q->blocking, for count_semcnt()), so a scan that tries a sleeper and fails
+  // stores to the sleeper's sem_queue, a line on the sleeper's stack.
+  bool blocking_store = true;
   int header_bytes = 0;  // allocation header before struct sem_array (ipc_rcu)
 };
 

@@ -366,6 +366,11 @@ int SemKernel::perform_atomic_semop(Task& t, SemQueue& q) {
       modified(t, sop.sem_num);
     }
     if (q.undo) access(t, Field::UndoList, processes_[q.process].undo_line, AccessKind::Write);
+  } else if (result > 0 && !own && sma_.policy.blocking_store) {
+    // would_block: q->blocking = sop (3.16+). Every failed try of a sleeper stores
+    // to its sem_queue, so scans from two CPUs move each entry's line between them.
+    // (The caller's own entry was filled just before; its store is not modelled.)
+    access(t, Field::SleeperStack, *q.stack_line, AccessKind::Write);
   }
   return result;
 }

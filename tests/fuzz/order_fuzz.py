@@ -50,6 +50,7 @@ POLICIES: dict[str, list[Any]] = {
     "otime_all_ops": [False, True],
     "queues": ["global", "one_list", "merged"],
     "missed_wakeup_fix": [False, True],
+    "blocking_store": [False, True],
     "wakeup": ["in_wakeup", "wake_q"],
     "header_bytes": [0, 16, 40],
 }

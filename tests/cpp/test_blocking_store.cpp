@@ -1,0 +1,135 @@
+// A failed try of a sleeper stores to its queue entry from 3.16 on
+// (q->blocking = sop in perform_atomic_semop(), for count_semcnt()): each
+// scan that tries a blocked complex sleeper writes the line of the sleeper's
+// stack that holds its struct sem_queue, and scans from two CPUs move that line
+// between them (the workload of validation/host-accuracy.md, twentieth stop).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "config/kernel_config.hpp"
+#include "core/json.hpp"
+#include "verify/explorer.hpp"
+
+namespace semsim::ipc {
+namespace {
+
+// Counts the stores to sleepers' stacks made by `scanner` while `on` is set.
+struct StackStores : KernelObserver {
+  const machine::Task* scanner = nullptr;
+  bool on = false;
+  int stores = 0;
+  void on_access(const machine::Task& t, const AccessEvent& e) override {
+    if (on && &t == scanner && e.field == Field::SleeperStack && e.kind == AccessKind::Write)
+      ++stores;
+  }
+};
+
+const Sembuf kTake[2] = {{0, -1, 0}, {1, -1, 0}};  // a complex op that blocks (both at 0)
+const Sembuf kGive[2] = {{0, +1, 0}, {1, +1, 0}};  // and the op that completes it
+
+// Task 0 sleeps in a complex op; task 1, once it sleeps, does `loops` x
+// (+1, -1) on semaphore 2, each of which scans the global queue and fails to
+// complete the sleeper, then releases it. Returns task 1's stores to the
+// sleeper's stack during its loops.
+int stores_during_scans(const KernelPolicy& p, int loops) {
+  Rig rig(p, test_machine(4), 4, 1);
+  StackStores seen;
+  rig.kernel().set_observer(&seen);
+  rig.add_task(0, [](Rig& r, machine::Task& t) { EXPECT_EQ(r.kernel().semop(t, kTake), 0); });
+  machine::Task& scanner = rig.add_task(1, [&seen, loops](Rig& r, machine::Task& t) {
+    t.charge(ns_to_ticks(20'000));  // the sleeper is queued by then
+    EXPECT_EQ(r.kernel().sleepers().size(), 1u);
+    const Sembuf up{2, +1, 0};
+    const Sembuf down{2, -1, 0};
+    seen.on = true;
+    for (int k = 0; k < loops; ++k) {
+      EXPECT_EQ(r.kernel().semop(t, {&up, 1}), 0);
+      EXPECT_EQ(r.kernel().semop(t, {&down, 1}), 0);
+    }
+    seen.on = false;
+    EXPECT_EQ(r.kernel().semop(t, kGive), 0);
+  });
+  seen.scanner = &scanner;
+  rig.run();
+  EXPECT_TRUE(rig.all_finished());
+  return seen.stores;
+}
+
+KernelPolicy with_store(const std::string& base, bool on) {
+  return config::parse_kernel(Json::parse(R"({"base": ")" + base + R"(", "blocking_store": )" +
+                                          (on ? "true" : "false") + "}"));
+}
+
+TEST(BlockingStore, EveryFailedTryOfASleeperStoresToItsEntryFrom316) {
+  constexpr int kLoops = 5;
+  for (const auto& p : generations()) {
+    const int stores = stores_during_scans(p, kLoops);
+    // Both ops of a loop alter semaphore 2, so each scans the complex sleeper once.
+    EXPECT_EQ(stores, p.blocking_store ? 2 * kLoops : 0) << p.id;
+  }
+  // The releases it stands for: 3.16 and later (wait_array's default is 3.16-3.18).
+  for (const char* id : {"wait_array", "complex_mode", "hysteresis"})
+    EXPECT_TRUE(find_generation(id)->blocking_store) << id;
+  for (const char* id :
+       {"global_lock", "rwlock", "per_sem_lock", "per_sem_lock_rc", "split_queues", "moved_otime"})
+    EXPECT_FALSE(find_generation(id)->blocking_store) << id;
+}
+
+TEST(BlockingStore, IsAPolicyOfItsOwn) {
+  EXPECT_EQ(stores_during_scans(with_store("hysteresis", false), 4), 0);
+  EXPECT_EQ(stores_during_scans(with_store("moved_otime", true), 4), 8);
+  EXPECT_EQ(with_store("hysteresis", false).id, "hysteresis+blocking_store=false");
+}
+
+// Two scanners on two CPUs, each doing (+1, -1) on its own semaphore: with the
+// store each failed try takes the entry's line from the other CPU, so the line
+// moves about once per scan and the scans take longer; without it, the entry
+// stays shared by both after their first reads.
+struct Bounce {
+  std::uint64_t entry_transfers = 0;
+  Tick scanners_done = 0;
+};
+Bounce two_scanners(const KernelPolicy& p, int loops) {
+  Rig rig(p, test_machine(4), 4, 1);
+  Bounce out;
+  const machine::CacheLine* entry = nullptr;
+  rig.add_task(0, [](Rig& r, machine::Task& t) { EXPECT_EQ(r.kernel().semop(t, kTake), 0); });
+  int done = 0;
+  for (int s = 0; s < 2; ++s) {
+    rig.add_task(
+        1 + s,
+        [&, s](Rig& r, machine::Task& t) {
+          t.charge(ns_to_ticks(20'000));
+          if (s == 0) entry = r.kernel().sleepers().at(0)->stack_line;
+          const Sembuf up{static_cast<unsigned short>(2 + s), +1, 0};
+          const Sembuf down{static_cast<unsigned short>(2 + s), -1, 0};
+          for (int k = 0; k < loops; ++k) {
+            EXPECT_EQ(r.kernel().semop(t, {&up, 1}), 0);
+            EXPECT_EQ(r.kernel().semop(t, {&down, 1}), 0);
+          }
+          out.scanners_done = std::max(out.scanners_done, t.cursor);
+          if (++done == 2) {
+            out.entry_transfers = entry->stats().misses() - entry->stats().from_memory;
+            EXPECT_EQ(r.kernel().semop(t, kGive), 0);
+          }
+        },
+        1 + s);
+  }
+  rig.run();
+  EXPECT_TRUE(rig.all_finished());
+  return out;
+}
+
+TEST(BlockingStore, ScansFromTwoCpusMoveTheEntryLine) {
+  constexpr int kLoops = 50;
+  const Bounce with = two_scanners(with_store("hysteresis", true), kLoops);
+  const Bounce without = two_scanners(with_store("hysteresis", false), kLoops);
+  // 4 * kLoops scans; about half of them follow the other CPU's store.
+  EXPECT_GE(with.entry_transfers, static_cast<std::uint64_t>(kLoops)) << with.entry_transfers;
+  EXPECT_LE(without.entry_transfers, 4u) << without.entry_transfers;
+  EXPECT_GT(with.scanners_done, without.scanners_done);
+}
+
+}  // namespace
+}  // namespace semsim::ipc
