@@ -37,10 +37,22 @@ const std::vector<std::pair<std::string, int>>& header_table() {
 }
 
 const std::vector<std::string>& policy_keys() {
-  static const std::vector<std::string> k = {
-      "base",           "spinlock", "sem_lock",      "fence",  "hysteresis",        "sem_layout",
-      "array_layout",   "otime",    "otime_all_ops", "queues", "missed_wakeup_fix", "wakeup",
-      "blocking_store", "header",   "header_bytes"};
+  static const std::vector<std::string> k = {"base",
+                                             "spinlock",
+                                             "sem_lock",
+                                             "fence",
+                                             "hysteresis",
+                                             "sem_layout",
+                                             "array_layout",
+                                             "otime",
+                                             "otime_all_ops",
+                                             "queues",
+                                             "missed_wakeup_fix",
+                                             "wakeup",
+                                             "blocking_store",
+                                             "two_pass",
+                                             "header",
+                                             "header_bytes"};
   return k;
 }
 
@@ -112,6 +124,8 @@ ipc::KernelPolicy parse_kernel(const Json& kernel) {
       p.missed_wakeup_fix = as_bool(v, path);
     } else if (key == "blocking_store") {
       p.blocking_store = as_bool(v, path);
+    } else if (key == "two_pass") {
+      p.two_pass = as_bool(v, path);
     } else if (key == "wakeup") {
       p.wakeup = pick<ipc::WakeupDelivery>(
           v, path,

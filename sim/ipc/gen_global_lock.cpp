@@ -45,6 +45,7 @@ KernelPolicy global_lock_policy() {
   p.missed_wakeup_fix = true;  // one global list: nothing to miss
   p.wakeup = WakeupDelivery::InWakeup;
   p.blocking_store = false;  // 3.16+
+  p.two_pass = false;        // 4.10+
   p.header_bytes = 16;       // ipc_rcu_alloc(): HDRLEN_KMALLOC
   return p;
 }

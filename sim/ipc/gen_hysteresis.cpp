@@ -50,6 +50,7 @@ KernelPolicy hysteresis_policy() {
   p.missed_wakeup_fix = true;
   p.wakeup = WakeupDelivery::WakeQ;
   p.blocking_store = true;
+  p.two_pass = true;
   p.header_bytes = 0;  // kvzalloc(struct_size(sma, sems, nsems)), no separate header
   return p;
 }

@@ -64,6 +64,7 @@ KernelPolicy per_sem_lock_policy() {
   p.missed_wakeup_fix = true;
   p.wakeup = WakeupDelivery::InWakeup;
   p.blocking_store = false;  // 3.16+
+  p.two_pass = false;        // 4.10+
   p.header_bytes = 24;       // struct ipc_rcu { rcu_head; atomic_t refcount; }, unaligned
   return p;
 }

@@ -84,6 +84,10 @@ struct KernelPolicy {
   // (q->blocking, for count_semcnt()), so a scan that tries a sleeper and fails
   // stores to the sleeper's sem_queue, a line on the sleeper's stack.
   bool blocking_store = true;
+  // 4.10+: perform_atomic_semop() checks every sop before it writes any. Before,
+  // one pass applied each sop in turn and, when a later one blocked or failed,
+  // undid those applied: a failed try wrote their semaphores' lines twice.
+  bool two_pass = true;
   int header_bytes = 0;  // allocation header before struct sem_array (ipc_rcu)
 };
 

@@ -342,6 +342,21 @@ std::span<int> SemKernel::semadj_span(int process, bool undo) {
   return ps.semadj;
 }
 
+namespace {
+// do_semtimedop()'s dupsop (4.10+): a sop whose semaphore (modulo BITS_PER_LONG,
+// as the kernel checks it) an earlier altering sop of the call changes. Such a
+// call takes perform_atomic_semop_slow(), the one-pass algorithm.
+bool dupsop(std::span<const Sembuf> sops) {
+  std::uint64_t dup = 0;
+  for (const auto& sop : sops) {
+    const std::uint64_t mask = std::uint64_t{1} << (static_cast<unsigned>(sop.sem_num) % 64);
+    if ((dup & mask) != 0) return true;
+    if (sop.sem_op != 0) dup |= mask;
+  }
+  return false;
+}
+}  // namespace
+
 // perform_atomic_semop() (try_atomic_semop() before 3.11): q's operation, by
 // the task holding the lock, with q's undo list and pid. semtimedop() passes
 // its own sem_queue: its sops are on the caller's stack, and the attempt is
@@ -366,11 +381,24 @@ int SemKernel::perform_atomic_semop(Task& t, SemQueue& q) {
       modified(t, sop.sem_num);
     }
     if (q.undo) access(t, Field::UndoList, processes_[q.process].undo_line, AccessKind::Write);
-  } else if (result > 0 && !own && sma_.policy.blocking_store) {
+  } else {
+    // Before 4.10 (and for a dupsop call since) one pass applied each sop in turn:
+    // those before the one that blocked or failed were written, then undone (and
+    // their semadj).
+    const int applied = sma_.policy.two_pass && !dupsop(q.sops) ? 0 : q.blocking;
+    for (int i = 0; i < applied; ++i)
+      write(t, Field::SemVal, q.sops[static_cast<std::size_t>(i)].sem_num);
+    if (applied > 0 && q.undo)
+      access(t, Field::UndoList, processes_[q.process].undo_line, AccessKind::Write);
     // would_block: q->blocking = sop (3.16+). Every failed try of a sleeper stores
     // to its sem_queue, so scans from two CPUs move each entry's line between them.
     // (The caller's own entry was filled just before; its store is not modelled.)
-    access(t, Field::SleeperStack, *q.stack_line, AccessKind::Write);
+    if (result > 0 && !own && sma_.policy.blocking_store)
+      access(t, Field::SleeperStack, *q.stack_line, AccessKind::Write);
+    for (int i = applied - 1; i >= 0; --i)
+      write(t, Field::SemVal, q.sops[static_cast<std::size_t>(i)].sem_num);
+    if (applied > 0 && q.undo)
+      access(t, Field::UndoList, processes_[q.process].undo_line, AccessKind::Write);
   }
   return result;
 }

@@ -1,11 +1,16 @@
-// A failed try of a sleeper stores to its queue entry from 3.16 on
-// (q->blocking = sop in perform_atomic_semop(), for count_semcnt()): each
-// scan that tries a blocked complex sleeper writes the line of the sleeper's
-// stack that holds its struct sem_queue, and scans from two CPUs move that line
-// between them (the workload of validation/host-accuracy.md, twentieth stop).
+// What a failed try of perform_atomic_semop() writes.
+// - From 3.16 a failed try of a sleeper stores to its queue entry
+//   (q->blocking = sop, for count_semcnt()): each scan that tries a blocked
+//   complex sleeper writes the line of the sleeper's stack that holds its struct
+//   sem_queue, and scans from two CPUs move that line between them (the workload
+//   of validation/host-accuracy.md, twentieth stop).
+// - Before 4.10 (and for a call with a dupsop since) one pass applied each sop
+//   and undid the applied ones when a later one blocked: a failed try wrote the
+//   semaphores before the blocking sop twice.
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 
 #include "config/kernel_config.hpp"
 #include "core/json.hpp"
@@ -129,6 +134,85 @@ TEST(BlockingStore, ScansFromTwoCpusMoveTheEntryLine) {
   EXPECT_GE(with.entry_transfers, static_cast<std::uint64_t>(kLoops)) << with.entry_transfers;
   EXPECT_LE(without.entry_transfers, 4u) << without.entry_transfers;
   EXPECT_GT(with.scanners_done, without.scanners_done);
+}
+
+// Task 0 sleeps in {0,-1},{1,-1} with semaphore 0 at 1: every try applies sop 0
+// and blocks on sop 1. Task 1 then does `loops` x (+1, -1) on semaphore 2, each of
+// which tries the sleeper (3.10's do_smart_update() twice: its fixed-point loop);
+// returns task 1's writes of semaphore 0 and its tries of the sleeper.
+struct SemZeroWrites : KernelObserver {
+  const machine::Task* scanner = nullptr;
+  bool on = false;
+  int writes = 0, tries = 0;
+  void on_access(const machine::Task& t, const AccessEvent& e) override {
+    if (!on || &t != scanner) return;
+    if (e.field == Field::SemVal && e.sem == 0 && e.kind == AccessKind::Write) ++writes;
+    if (e.field == Field::SleeperStack && e.kind == AccessKind::Read) ++tries;  // q read first
+  }
+};
+std::pair<int, int> undo_writes_during_scans(const KernelPolicy& p, int loops, bool dup) {
+  Rig rig(p, test_machine(4), 4, 1);
+  SemZeroWrites seen;
+  rig.kernel().set_observer(&seen);
+  // With `dup` the sleeper's call names semaphore 0 twice: a dupsop call.
+  const Sembuf take_dup[3] = {{0, -1, 0}, {0, +1, 0}, {1, -1, 0}};
+  rig.add_task(0, [&](Rig& r, machine::Task& t) {
+    const Sembuf one{0, +1, 0};
+    EXPECT_EQ(r.kernel().semop(t, {&one, 1}), 0);
+    if (dup)
+      EXPECT_EQ(r.kernel().semop(t, take_dup), 0);
+    else
+      EXPECT_EQ(r.kernel().semop(t, kTake), 0);
+  });
+  machine::Task& scanner = rig.add_task(1, [&seen, loops](Rig& r, machine::Task& t) {
+    t.charge(ns_to_ticks(20'000));
+    EXPECT_EQ(r.kernel().sleepers().size(), 1u);
+    const Sembuf up{2, +1, 0};
+    const Sembuf down{2, -1, 0};
+    seen.on = true;
+    for (int k = 0; k < loops; ++k) {
+      EXPECT_EQ(r.kernel().semop(t, {&up, 1}), 0);
+      EXPECT_EQ(r.kernel().semop(t, {&down, 1}), 0);
+    }
+    seen.on = false;
+    const Sembuf give{1, +1, 0};
+    EXPECT_EQ(r.kernel().semop(t, {&give, 1}), 0);
+  });
+  seen.scanner = &scanner;
+  rig.run();
+  EXPECT_TRUE(rig.all_finished());
+  return {seen.writes, seen.tries};
+}
+
+KernelPolicy with_two_pass(const std::string& base, bool on) {
+  return config::parse_kernel(
+      Json::parse(R"({"base": ")" + base + R"(", "two_pass": )" + (on ? "true" : "false") + "}"));
+}
+
+TEST(TwoPass, AOnePassTryWritesAndUndoesTheSopsBeforeTheBlockingOne) {
+  constexpr int kLoops = 4;
+  for (const auto& p : generations()) {
+    const auto [writes, tries] = undo_writes_during_scans(p, kLoops, false);
+    EXPECT_GE(tries, 2 * kLoops) << p.id;
+    // Each try applies sop 0 (a write) and undoes it (a write).
+    EXPECT_EQ(writes, p.two_pass ? 0 : 2 * tries) << p.id;
+  }
+  EXPECT_TRUE(find_generation("hysteresis")->two_pass);
+  for (const char* id : {"global_lock", "rwlock", "per_sem_lock", "per_sem_lock_rc", "split_queues",
+                         "moved_otime", "wait_array", "complex_mode"})
+    EXPECT_FALSE(find_generation(id)->two_pass) << id;
+  EXPECT_EQ(undo_writes_during_scans(with_two_pass("hysteresis", false), kLoops, false).first,
+            4 * kLoops);
+  EXPECT_EQ(undo_writes_during_scans(with_two_pass("complex_mode", true), kLoops, false).first, 0);
+}
+
+TEST(TwoPass, ADupsopCallTakesTheOnePassPathIn410AndLater) {
+  constexpr int kLoops = 3;
+  // {0,-1},{0,+1},{1,-1}: sops 0 and 1 are applied (2 writes), then undone (2).
+  const auto [writes, tries] =
+      undo_writes_during_scans(*find_generation("hysteresis"), kLoops, true);
+  EXPECT_EQ(tries, 2 * kLoops);
+  EXPECT_EQ(writes, 4 * tries);
 }
 
 }  // namespace

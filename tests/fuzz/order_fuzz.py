@@ -51,6 +51,7 @@ POLICIES: dict[str, list[Any]] = {
     "queues": ["global", "one_list", "merged"],
     "missed_wakeup_fix": [False, True],
     "blocking_store": [False, True],
+    "two_pass": [False, True],
     "wakeup": ["in_wakeup", "wake_q"],
     "header_bytes": [0, 16, 40],
 }
