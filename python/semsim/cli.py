@@ -86,6 +86,12 @@ def _one_line(message: object) -> str:
     return text or "unknown error"
 
 
+def _shown(text: object) -> str:
+    """A name from the user's input as one printable line: every control character
+    (a newline too) escaped, as the C++ side writes them."""
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in str(text))
+
+
 def _check_sets(sets: Sequence[str]) -> list[str]:
     for item in sets:
         key = item.split("=", 1)[0].strip() if "=" in item else ""
@@ -380,7 +386,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     cli_views.run_trace(args)  # first: a bad --trace fails before the run prints anything
     if args.reference_order:
         api.set_reference_order(True)
-    result = STATUS.run(f"simulating {Path(str(args.scenario)).name}", api.simulate, args.scenario,
+    result = STATUS.run(f"simulating {_shown(Path(str(args.scenario)).name)}", api.simulate, args.scenario,
                         sets=args.sets, jobs=jobs, detail=True)
     if args.uncertainty:
         result = _run_uncertainty(result, "corners" if args.corners else "each")
@@ -433,7 +439,7 @@ def _cmd_native(args: argparse.Namespace) -> int:
         raise UsageError("native: the following arguments are required: SCENARIO.json (or --cleanup)")
     scenario = api.load_native_scenario(args.scenario, sets=args.sets)  # bad input: one line, first
     warn_if_busy(STATUS, "measuring")
-    result = STATUS.run(f"measuring {Path(str(args.scenario)).name} on this host", api.measure, scenario)
+    result = STATUS.run(f"measuring {_shown(Path(str(args.scenario)).name)} on this host", api.measure, scenario)
     _write_result(result, args.output)
     _points_table(result, sys.stderr)
     return 0
@@ -445,7 +451,7 @@ def _compare(source: str, sets: list[str], out_dir: str, jobs: int | None = None
     assert isinstance(comparison, Comparison)
     scenario = comparison.scenario
     host = comparison.measured.doc.get("host", {})
-    print(f"{comparison.name}: {scenario.get('workload', {}).get('type')} predicted on model "
+    print(f"{_shown(comparison.name)}: {scenario.get('workload', {}).get('type')} predicted on model "
           f"{scenario.get('machine')!r} vs measured on this host ({host.get('cpus', '?')} CPUs, "
           f"Linux {host.get('kernel_release', '?')})")
     print(comparison.table())
@@ -520,7 +526,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     if "steady" in summary:
         steady = summary["steady"]
         print(f"{len(cset.unstable)} point(s) measured unstable (repeats more than {UNSTABLE_SPREAD:g}x apart: "
-              + ", ".join(f"{r['scenario']} {r['threads']}" for r in cset.unstable) + "); without them and "
+              + ", ".join(f"{_shown(r['scenario'])} {r['threads']}" for r in cset.unstable) + "); without them and "
               "without busy or drifted points: " + (
                   f"median |error| {steady['median_abs_error_pct']:.1f} %, max {steady['max_abs_error_pct']:.1f} %, "
                   f"within 35 %: {steady['within_35_pct']} of {steady['compared']} points"
@@ -739,7 +745,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     # limits included); this host's limits alone do not make the scenario bad.
     scenario = api.validate(args.scenario, sets=args.sets)
     note = api.native_refusal(args.scenario, sets=args.sets)
-    name = scenario.get('name') or Path(args.scenario).stem
+    name = _shown(scenario.get('name') or Path(args.scenario).stem)
     print(f"ok: {name}" + (f" (but `semsim native` on this host would refuse it: {_one_line(note)})"
                            if note else ""))
     return 0

@@ -469,6 +469,18 @@ def test_odd_field_names_are_quoted_in_one_line(run_cli, tmp_path, key, shown):
     assert "\r" not in line and "\x00" not in line
 
 
+@pytest.mark.parametrize("name, shown", [
+    ("sem-locku\nlock-s64", "ok: sem-locku\\nlock-s64"),  # test_fuzz_inputs.py, seed 2003
+    ("a\x1b[2Jb", "ok: a\\x1b[2Jb"),                        # a terminal escape, not acted on
+])
+def test_validate_prints_the_scenario_name_on_one_line(run_cli, tmp_path, name, shown):
+    path = tmp_path / "named.json"
+    path.write_text(json.dumps({**B1, "name": name}))
+    proc = run_cli("validate", str(path))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == shown + "\n"
+
+
 def test_a_long_odd_field_name_is_capped_and_its_quote_closed(run_cli, tmp_path):
     # test_fuzz_inputs.py, seeds 1002 and 1004: a key cut at the cap left its quote open.
     path = tmp_path / "odd.json"
