@@ -185,8 +185,10 @@ std::string catalog() {
     out["machines"].push_back({{"name", m.name}, {"description", m.description}, {"cpus", m.cpus}});
   out["kernels"] = Json::array();
   for (const auto& g : semsim::ipc::generations())
-    out["kernels"].push_back(
-        {{"id", g.id}, {"kernels", g.kernels}, {"description", g.description}});
+    out["kernels"].push_back({{"id", g.id},
+                              {"kernels", g.kernels},
+                              {"description", g.description},
+                              {"policy", semsim::config::policy_json(g)}});
   out["workloads"] = Json::array();
   for (const auto& w : semsim::known_workloads()) {
     auto tab = w.find('\t');

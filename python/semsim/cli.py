@@ -285,7 +285,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", default=None, metavar="OUT.json", help="also write the figures as JSON")
     _add_machine_parser(sub)
     cli_views.add_diff_parser(sub, _add_set)
-    sub.add_parser("list", help="list machines, kernel generations and workloads")
+    p = sub.add_parser("list", help="list machines, kernel generations and workloads")
+    p.add_argument("--policies", action="store_true",
+                   help="instead: the kernel policies of every generation, a row per policy "
+                        "(the keys of a scenario's {\"base\": id, <policy>: value} kernel)")
 
     p = sub.add_parser("validate", help="check a scenario; prints 'ok: <name>' or the error", epilog=fields_help,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -726,6 +729,9 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 def _cmd_list(args: argparse.Namespace) -> int:
     cat = api.catalog()
+    if args.policies:
+        print(_policy_table(cat.get("kernels", [])))
+        return 0
     sections = [
         ("machines", "name", lambda m: f"{m.get('cpus', '?')} CPUs, {m.get('description', '')}"),
         ("kernels", "id", lambda k: k.get("description", "")),
@@ -738,6 +744,19 @@ def _cmd_list(args: argparse.Namespace) -> int:
         for e in entries:
             print(f"  {str(e.get(key, '')).ljust(width)}  {_one_line(describe(e))}".rstrip())
     return 0
+
+
+def _policy_table(kernels: list[dict[str, Any]]) -> str:
+    """Policies down, generations across (kernel order), the releases each one replays
+    under its id."""
+    columns = [[str(k.get("id", "")), str(k.get("kernels", ""))] for k in kernels]
+    keys = list(kernels[0].get("policy", {})) if kernels else []
+    rows = [["", *[c[0] for c in columns]], ["", *[c[1] for c in columns]]]
+    for key in keys:
+        values = [k.get("policy", {}).get(key) for k in kernels]
+        rows.append([key, *[str(v).lower() if isinstance(v, bool) else str(v) for v in values]])
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in rows)
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:

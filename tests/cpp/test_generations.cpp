@@ -233,6 +233,44 @@ TEST(KernelConfig, ErrorsNameTheFieldAndTheAllowedValues) {
   EXPECT_NE(e.find("kernel.header_bytes"), std::string::npos) << e;
 }
 
+TEST(KernelConfig, PolicyJsonRoundTripsEveryGenerationAndName) {
+  // Each generation's policies, written over another base, read back the same.
+  for (const auto& g : generations()) {
+    Json doc = config::policy_json(g);
+    doc["base"] = g.id == "global_lock" ? "hysteresis" : "global_lock";
+    const auto back = config::parse_kernel(doc);
+    EXPECT_EQ(config::policy_json(back), config::policy_json(g)) << g.id;
+  }
+  // Every name of every enum policy comes back as itself.
+  const std::vector<std::pair<std::string, std::vector<std::string>>> names = {
+      {"spinlock", {"ticket", "queued", "cna"}},
+      {"sem_lock",
+       {"global_lock", "rwlock", "per_sem_lock", "lock_all", "wait_array", "complex_mode",
+        "hysteresis"}},
+      {"fence", {"none", "full", "rmb"}},
+      {"sem_layout", {"packed24", "packed32", "unaligned48", "unaligned56", "aligned64"}},
+      {"array_layout", {"v3_9", "v3_10_split", "v3_11", "v4_8", "current"}},
+      {"otime", {"array", "per_sem"}},
+      {"queues", {"global", "one_list", "merged"}},
+      {"wakeup", {"in_wakeup", "wake_q"}}};
+  for (const auto& [key, values] : names)
+    for (const auto& value : values) {
+      // Over the first base whose other policies allow it (a layout a protocol needs).
+      bool tried = false;
+      for (const auto& g : generations()) {
+        const Json doc = {{"base", g.id}, {key, value}};
+        try {
+          const auto p = config::parse_kernel(doc);
+          EXPECT_EQ(config::policy_json(p)[key], value) << key << "=" << value;
+          tried = true;
+          break;
+        } catch (const InputError&) {
+        }
+      }
+      EXPECT_TRUE(tried) << key << "=" << value;
+    }
+}
+
 TEST(KernelConfig, EveryWhatIfCompositionRuns) {
   // Attribution of the 3.11 gain: each part of moved_otime on its own.
   for (const char* json :

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+import semsim
 from conftest import DEFAULT_SCENARIO, NATIVE_TINY, SIM_TINY
 
 
@@ -44,6 +45,19 @@ def test_list(run_cli):
     for name in ("global_lock", "hysteresis", "host-default", "semop-multi"):
         assert name in entries, proc.stdout
         assert len(entries[name].split()) > 1, f"no description for {name}"
+
+
+def test_list_policies(run_cli):
+    proc = run_cli("list", "--policies")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    ids = lines[0].split()
+    assert ids[0] == "global_lock" and ids[-1] == "hysteresis", lines[0]
+    rows = {line.split()[0]: line.split()[1:] for line in lines[2:]}
+    assert rows["blocking_store"] == ["false"] * 6 + ["true"] * 3, rows["blocking_store"]
+    assert rows["two_pass"] == ["false"] * 8 + ["true"], rows["two_pass"]
+    assert rows["spinlock"][ids.index("complex_mode")] == "queued"
+    assert set(rows) == set(semsim.catalog()["kernels"][0]["policy"])
 
 
 def check_simulated_doc(doc, threads):

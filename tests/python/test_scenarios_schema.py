@@ -36,6 +36,16 @@ def test_enums_match_the_catalog():
     }
 
 
+def test_kernel_policies_match_the_catalog():
+    # The schema's what-if keys are the policies every generation lists (semsim list --policies).
+    what_if = next(o for o in SCHEMA["properties"]["kernel"]["oneOf"] if o.get("type") == "object")
+    keys = set(what_if["properties"]) - {"base", "header"}  # header: a name for header_bytes
+    for k in semsim.catalog()["kernels"]:
+        assert set(k["policy"]) == keys, k["id"]
+        # and each generation's id names its own policies
+        assert semsim.load_scenario(DEFAULT_SCENARIO, kernel={"base": k["id"], **k["policy"]})
+
+
 def _mutated(path: str, value):
     doc = json.loads(DEFAULT_SCENARIO.read_text())
     node = doc
