@@ -6,6 +6,7 @@ import json
 import math
 import os
 import re
+import statistics
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -73,8 +74,11 @@ _LATENCY_CLASSES = ("same_die", "smt", "same_socket", "one_hop", "two_hops")
 
 def _probe_values(model: Mapping[str, Any]) -> dict[str, tuple[float, float, float]]:
     """The drift-checked figures of a calibrated model, as (value, min, max) in ns: the
-    transfer latency (its repeats' range from ``provenance.probes.line_pingpong``) and
-    the semop check (``provenance.checks``). Without a recorded range: (v, v, v)."""
+    line ping-pong's one-way time of the nearest class the model has (the median of its
+    pairs' medians in ``provenance.probes.line_pingpong``, with their repeats' range: the
+    probe, which the host check re-runs, not the model's transfer derived from it), and
+    the semop check (``provenance.checks``). A model without the probe's record (the host
+    check's own figures): its ``latency_ns`` value, as (v, v, v)."""
     out: dict[str, tuple[float, float, float]] = {}
     lat = model.get("latency_ns", {})
     provenance = model.get("provenance", {})
@@ -82,13 +86,18 @@ def _probe_values(model: Mapping[str, Any]) -> dict[str, tuple[float, float, flo
     for cls in _LATENCY_CLASSES:
         v = _number(lat.get(cls, {}).get("value")) if isinstance(lat.get(cls), Mapping) else None
         if v:
-            lo = hi = v
+            medians: list[float] = []
+            ends: list[float] = []
             pairs = provenance.get("probes", {}).get("line_pingpong", [])
             for pair in pairs if isinstance(pairs, list) else []:
                 one_way = pair.get("one_way_ns", {}) if isinstance(pair, Mapping) else {}
-                if pair.get("class") == cls and isinstance(one_way, Mapping):
-                    lo = min(lo, _number(one_way.get("min")) or lo)
-                    hi = max(hi, _number(one_way.get("max")) or hi)
+                median = _number(one_way.get("median")) if isinstance(one_way, Mapping) else None
+                if pair.get("class") == cls and median:
+                    medians.append(median)
+                    ends += [_number(one_way.get("min")) or median, _number(one_way.get("max")) or median]
+            if medians:
+                v = statistics.median(medians)
+            lo, hi = min([v, *ends]), max([v, *ends])
             out["transfer_ns"] = (v, lo, hi)
             break
     check = provenance.get("checks", {}).get("semop_uncontended_ns", {})

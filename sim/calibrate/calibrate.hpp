@@ -9,7 +9,9 @@
 //                         {physical_package_id, die_id, core_id, thread_siblings_list},
 //                         over the CPUs this process may run on
 //   latency classes       line_pingpong for every pair of CPUs, grouped by the pair's
-//                         relation in sysfs; the full matrix as latency_matrix_ns
+//                         relation in sysfs; the full matrix as latency_matrix_ns; each
+//                         one-way time over 1 + write_after_read, the transfers the model
+//                         charges for one way of that ping-pong (derive_special.cpp)
 //   memory_latency_ns     memory_load (dependent loads, random lines, 128-512 MiB)
 //   l1_hit                l1_load; atomic_rmw: lock xadd; full_fence: lock addl
 //                         (smp_mb() since Linux 4.15; mfence in provenance)

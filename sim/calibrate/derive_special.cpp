@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "calibrate/derive_text.hpp"
+#include "config/machine_decl.hpp"
 
 namespace semsim::calibrate {
 
@@ -21,8 +22,16 @@ constexpr int kNoiseBins = 20;
 
 }  // namespace
 
+// How many transfers the model charges for one way of the line_pingpong probe: the
+// writer's store right after its own read miss of the line (the spin that saw the
+// other CPU's write) costs write_after_read of a transfer, the other CPU's read a whole
+// one (machine/cache_line.hpp). The transfer is the measured one-way over this, so that
+// the model's ping-pong is the measured one (CalibrateDerive.TheModelsPingPongIsTheProbes).
+double transfers_per_one_way() { return 1.0 + config::find_param("write_after_read")->fallback; }
+
 void add_topology_and_latencies(Json& m, const Measurements& x, const ModelTopology& topo,
                                 Json& probes_out) {
+  const double per_one_way = transfers_per_one_way();
   const int n = static_cast<int>(x.cpus.size());
   const std::vector<int>& cpus = x.cpus;
   std::vector<std::vector<double>> matrix(static_cast<std::size_t>(n),
@@ -33,8 +42,8 @@ void add_topology_and_latencies(Json& m, const Measurements& x, const ModelTopol
   for (const LinePair& p : x.line_pingpong) {
     const int a = p.a, b = p.b;
     const Stat& s = p.one_way;
-    matrix[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)] = s.median;
-    matrix[static_cast<std::size_t>(b)][static_cast<std::size_t>(a)] = s.median;
+    matrix[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)] = s.median / per_one_way;
+    matrix[static_cast<std::size_t>(b)][static_cast<std::size_t>(a)] = s.median / per_one_way;
     const std::string cls = class_name(model_relation(a, b, topo));
     class_pairs[cls].push_back(s.median);
     class_stats[cls].push_back(s);
@@ -74,11 +83,15 @@ void add_topology_and_latencies(Json& m, const Measurements& x, const ModelTopol
       hi = std::max(hi, s.max);
     }
     std::string src = fmt::format(
-        "calibration probe line_pingpong: one-way cache-line transfer (half a round trip of two "
-        "threads pinned to the two CPUs bouncing one line), median over the {} {} pair(s) of each "
-        "pair's median, pairs {}..{} ns, repeats {}..{} ns",
-        v.size(), cls, fmt_ns(v.front()), fmt_ns(v.back()), fmt_ns(lo), fmt_ns(hi));
-    double value = med;
+        "calibration probe line_pingpong: one-way time of a cache line bounced by two threads "
+        "pinned to the two CPUs (half a round trip; each side spins on the line, then stores to "
+        "it), median over the {} {} pair(s) of each pair's median, pairs {}..{} ns, repeats "
+        "{}..{} ns; over {:.2f}, the transfers the model charges per one way (the store's "
+        "ownership request after its own read miss, write_after_read of a transfer, then the "
+        "other CPU's read), so that the model's ping-pong is the measured one: {} ns / {:.2f}",
+        v.size(), cls, fmt_ns(v.front()), fmt_ns(v.back()), fmt_ns(lo), fmt_ns(hi), per_one_way,
+        fmt_ns(med), per_one_way);
+    double value = med / per_one_way;
     if (value < previous) {
       src += fmt::format(
           "; measured {} ns, below the nearer class: raised to {} ns to keep the "
@@ -95,9 +108,10 @@ void add_topology_and_latencies(Json& m, const Measurements& x, const ModelTopol
         {"matrix", matrix},
         {"source",
          fmt::format("calibration probe line_pingpong, every pair of the CPUs {} (model CPU i "
-                     "= the i-th of them): median one-way transfer in ns; symmetric "
-                     "(one round trip measures both directions); diagonal unused",
-                     cpu_list)}};
+                     "= the i-th of them): each pair's median one-way time over {:.2f} (the "
+                     "transfers the model charges per one way), in ns; symmetric (one round "
+                     "trip measures both directions); diagonal unused",
+                     cpu_list, per_one_way)}};
   }
 }
 

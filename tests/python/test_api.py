@@ -307,6 +307,11 @@ def test_drift_is_measured_from_the_spread_the_calibration_itself_saw():
     assert drift_between(calibrated, now(38.0, 300.0))["semop_ns"]["outside_pct"] < -25
     # The same class on both sides (same_die), whatever the nearest class measured.
     assert drift_between(calibrated, now(38.0, 430.0, smt=90.0))["transfer_ns"]["calibrated"] == 36.8
+    # The check re-runs the probe: it compares with the probe's one-way time, not with the
+    # model's transfer derived from it (one-way over 1 + write_after_read).
+    derived = {**calibrated, "latency_ns": {"smt": {"value": 12.0 / 1.45}, "same_die": {"value": 36.8 / 1.45}}}
+    check = drift_between(derived, now(38.0, 430.0))
+    assert check["transfer_ns"]["calibrated"] == 36.8 and not check["drifted"]
 
 
 def test_a_host_check_after_measuring_marks_a_host_that_moved_during_it():
