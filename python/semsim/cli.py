@@ -618,18 +618,23 @@ def _int_list(text: str, flag: str, words: Sequence[str] = (), maximum: int | No
     return out
 
 
-def _name_list(values: Sequence[str] | None, flag: str, allowed: str) -> list[Any] | None:
-    """Comma-separated names (or a JSON object per flag); None when the flag is not given.
-    An empty value or an empty name between commas is refused (never the default)."""
+def _name_list(values: Sequence[str] | None, flag: str, allowed: str,
+               objects: bool = False) -> list[Any] | None:
+    """Comma-separated names (or, with `objects`, a JSON object per flag); None when the flag
+    is not given. An empty value or an empty name between commas is refused (never the
+    default), and so is a JSON object where the flag takes names only."""
     if values is None:
         return None
     out: list[Any] = []
     for value in values:
         if value.lstrip().startswith("{"):
+            if not objects:
+                raise UsageError(f"sweep: {flag} {_shown(value)!r}: a JSON object; expected comma-separated "
+                                 f"{allowed}")
             try:
                 out.append(json.loads(value))
             except ValueError as exc:
-                raise UsageError(f"sweep: kernel object {value!r}: malformed JSON: {exc}") from None
+                raise UsageError(f"sweep: {flag} {_shown(value)!r}: malformed JSON: {exc}") from None
             continue
         parts = [part.strip() for part in value.split(",")]
         if not all(parts):
@@ -653,7 +658,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     threads = _int_list(args.threads, "--threads", maximum=api.MAX_THREADS) if args.threads is not None else None
     semaphores = (_int_list(args.semaphores, "--semaphores", (SEMAPHORES_PER_THREAD,), maximum=api.MAX_SEMAPHORES)
                   if args.semaphores is not None else None)
-    kernels = _name_list(args.kernel, "--kernel", "kernel ids (see semsim list) or one JSON object per flag")
+    kernels = _name_list(args.kernel, "--kernel", "kernel ids (see semsim list) or one JSON object per flag",
+                         objects=True)
     machines = _name_list(args.machine, "--machine", "machine presets (see semsim list), 'host' or model files")
     _output_file(args.output, "sweep: -o")
     executor = args.executor

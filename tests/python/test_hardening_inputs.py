@@ -504,6 +504,17 @@ def test_a_double_dash_value_is_refused(run_cli, base, args, words):
     usage_error(run_cli(*[str(base) if a == "BASE" else a for a in args]), words)
 
 
+@pytest.mark.parametrize("args, words", [
+    # test_fuzz_flags.py at seeds 46 and 49: the machine axis took a JSON object as a kernel's
+    # and each sweep point failed on its own, naming the point, not the flag.
+    (["sweep", "BASE", "--machine", '{"base":1}'], "sweep: --machine '{\"base\":1}': a JSON object; expected"),
+    (["sweep", "BASE", '--machine={"base":"complex_mode"}'], "sweep: --machine"),
+    (["sweep", "BASE", "--kernel", "{nope"], "sweep: --kernel '{nope': malformed JSON"),
+])
+def test_sweep_axis_objects_only_where_the_flag_takes_them(run_cli, base, args, words):
+    usage_error(run_cli(*[str(base) if a == "BASE" else a for a in args]), words)
+
+
 def test_a_double_dash_after_the_flags_is_positional(run_cli, base):
     # After a bare "--" everything is positional: argparse's own error, not this check's.
     line = usage_error(run_cli("validate", str(base), "--", "--set=--"))
