@@ -9,6 +9,7 @@
 //   semaphores before the blocking sop twice.
 #include <gtest/gtest.h>
 
+#include <span>
 #include <string>
 #include <utility>
 
@@ -37,23 +38,30 @@ const Sembuf kGive[2] = {{0, +1, 0}, {1, +1, 0}};  // and the op that completes 
 // (+1, -1) on semaphore 2, each of which scans the global queue and fails to
 // complete the sleeper, then releases it. Returns task 1's stores to the
 // sleeper's stack during its loops.
+// The scanner's part: once the sleeper is queued, `loops` x (+1, -1) on semaphore 2
+// with `on` set (each call scans the sleeper and fails to complete it), then `release`.
+void scan_then_release(Rig& r, machine::Task& t, int loops, bool& on,
+                       std::span<const Sembuf> release) {
+  t.charge(ns_to_ticks(20'000));  // the sleeper is queued by then
+  EXPECT_EQ(r.kernel().sleepers().size(), 1u);
+  const Sembuf up{2, +1, 0};
+  const Sembuf down{2, -1, 0};
+  on = true;
+  for (int k = 0; k < loops; ++k) {
+    EXPECT_EQ(r.kernel().semop(t, {&up, 1}), 0);
+    EXPECT_EQ(r.kernel().semop(t, {&down, 1}), 0);
+  }
+  on = false;
+  EXPECT_EQ(r.kernel().semop(t, release), 0);
+}
+
 int stores_during_scans(const KernelPolicy& p, int loops) {
   Rig rig(p, test_machine(4), 4, 1);
   StackStores seen;
   rig.kernel().set_observer(&seen);
   rig.add_task(0, [](Rig& r, machine::Task& t) { EXPECT_EQ(r.kernel().semop(t, kTake), 0); });
   machine::Task& scanner = rig.add_task(1, [&seen, loops](Rig& r, machine::Task& t) {
-    t.charge(ns_to_ticks(20'000));  // the sleeper is queued by then
-    EXPECT_EQ(r.kernel().sleepers().size(), 1u);
-    const Sembuf up{2, +1, 0};
-    const Sembuf down{2, -1, 0};
-    seen.on = true;
-    for (int k = 0; k < loops; ++k) {
-      EXPECT_EQ(r.kernel().semop(t, {&up, 1}), 0);
-      EXPECT_EQ(r.kernel().semop(t, {&down, 1}), 0);
-    }
-    seen.on = false;
-    EXPECT_EQ(r.kernel().semop(t, kGive), 0);
+    scan_then_release(r, t, loops, seen.on, kGive);
   });
   seen.scanner = &scanner;
   rig.run();
@@ -165,18 +173,8 @@ std::pair<int, int> undo_writes_during_scans(const KernelPolicy& p, int loops, b
       EXPECT_EQ(r.kernel().semop(t, kTake), 0);
   });
   machine::Task& scanner = rig.add_task(1, [&seen, loops](Rig& r, machine::Task& t) {
-    t.charge(ns_to_ticks(20'000));
-    EXPECT_EQ(r.kernel().sleepers().size(), 1u);
-    const Sembuf up{2, +1, 0};
-    const Sembuf down{2, -1, 0};
-    seen.on = true;
-    for (int k = 0; k < loops; ++k) {
-      EXPECT_EQ(r.kernel().semop(t, {&up, 1}), 0);
-      EXPECT_EQ(r.kernel().semop(t, {&down, 1}), 0);
-    }
-    seen.on = false;
     const Sembuf give{1, +1, 0};
-    EXPECT_EQ(r.kernel().semop(t, {&give, 1}), 0);
+    scan_then_release(r, t, loops, seen.on, {&give, 1});
   });
   seen.scanner = &scanner;
   rig.run();
