@@ -682,7 +682,9 @@ def cleanup_native() -> int:
 
 
 def catalog() -> dict[str, Any]:
-    """The machines, kernel generations and workloads this build knows, with descriptions."""
+    """The machines, kernel generations and workloads this build knows, with descriptions;
+    each generation with its ``policy``: every kernel policy as a scenario's
+    ``{"base": id, <policy>: value}`` would set it."""
     return json.loads(_require_core().catalog())
 
 
