@@ -541,10 +541,16 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 def _calibrate(path: str | os.PathLike, quick: bool) -> None:
     """Calibrates into `path`, printing what the calibration warns of (a host that moved)."""
+    from .compare import calibration_changes
+
     warn_if_busy(STATUS, "calibrating")
+    try:
+        previous = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        previous = None  # no previous model there (or not one this can read): nothing to compare
     model = STATUS.run("calibrating this host", api.calibrate, path, quick, detail=True)
-    for warning in model.get("provenance", {}).get("warnings", []):
-        sys.stderr.write(f"semsim: warning: {warning}\n")
+    for warning in model.get("provenance", {}).get("warnings", []) + calibration_changes(previous, model):
+        sys.stderr.write(f"semsim: warning: {_one_line(warning)}\n")
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:

@@ -137,6 +137,35 @@ def drift_between(calibrated: Mapping[str, Any], now: Mapping[str, Any]) -> dict
     return out
 
 
+#: A new calibration whose line transfer or semop check differs from the previous
+#: calibration's by more than this factor is reported: on the 2-vCPU test host the
+#: transfer read 39.8 ns one way at 20:58 and 186.8 ns two minutes earlier
+#: (validation/host-accuracy.md, twentieth stop), the vCPUs' other placement.
+CALIBRATION_CHANGE_FACTOR = 1.5
+
+_FIGURE_NAMES = {"transfer_ns": "the cache-line transfer (line_pingpong, one way)",
+                 "semop_ns": "the uncontended semop check"}
+
+
+def calibration_changes(previous: Mapping[str, Any] | None, new: Mapping[str, Any]) -> list[str]:
+    """One line per drift-checked figure (the line ping-pong's one-way time, the semop
+    check) that a new calibration measured more than CALIBRATION_CHANGE_FACTOR away from
+    the previous calibration's; empty without a previous model or a shared figure."""
+    if not isinstance(previous, Mapping):
+        return []
+    before, now = _probe_values(previous), _probe_values(new)
+    when = previous.get("provenance", {}).get("date", "") if isinstance(previous.get("provenance"), Mapping) else ""
+    out = []
+    for key in sorted(set(before) & set(now)):
+        old, x = before[key][0], now[key][0]
+        if old > 0 and x > 0 and max(x / old, old / x) > CALIBRATION_CHANGE_FACTOR:
+            out.append(f"{_FIGURE_NAMES.get(key, key)} measured {x:.1f} ns, {x / old:.2g} x the previous "
+                       f"calibration's {old:.1f} ns{f' ({when})' if when else ''}: the host may have moved "
+                       "(on a VM, another placement of its vCPUs); the model follows what was measured now, "
+                       "calibrate again later to check")
+    return out
+
+
 def host_drift(calibrated: Mapping[str, Any]) -> dict[str, Any]:
     """Re-runs the host check's two quick probes and compares them with ``calibrated``.
 

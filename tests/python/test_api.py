@@ -281,6 +281,26 @@ def test_drift_between_compares_transfer_and_semop_with_the_calibration():
     assert c.rows[0]["host_drifted"] is True and c.to_doc()["host_check"]["drifted"]
 
 
+def test_a_calibration_far_from_the_previous_one_is_reported():
+    from semsim.compare import calibration_changes
+
+    def model(one_way, semop, date="2026-12-07T09:07:30Z"):
+        return {"latency_ns": {"same_die": {"value": one_way / 1.45}},
+                "provenance": {"date": date,
+                               "probes": {"line_pingpong": [
+                                   {"class": "same_die", "cpus": [0, 1],
+                                    "one_way_ns": {"min": one_way * 0.95, "median": one_way, "max": one_way * 1.05}}]},
+                               "checks": {"semop_uncontended_ns": {"median": semop}}}}
+
+    assert calibration_changes(None, model(39.8, 283.0)) == []
+    assert calibration_changes(model(39.8, 283.0), model(44.0, 300.0)) == []  # the host's usual spread
+    # The twentieth stop's two calibrations two minutes apart: the vCPUs' other placement.
+    (line,) = calibration_changes(model(39.8, 283.0), model(186.8, 285.0))
+    assert line.startswith("the cache-line transfer (line_pingpong, one way) measured 186.8 ns, 4.7 x the "
+                           "previous calibration's 39.8 ns (2026-12-07T09:07:30Z)"), line
+    assert len(calibration_changes(model(186.8, 600.0), model(39.8, 283.0))) == 2
+
+
 def test_drift_is_measured_from_the_spread_the_calibration_itself_saw():
     from semsim.compare import drift_between
 

@@ -280,6 +280,34 @@ def test_native_interrupted_quietly(tmp_path):
     assert out == ""
 
 
+def test_calibrate_reports_a_model_far_from_the_one_it_replaces(tmp_path, monkeypatch, capsys):
+    from semsim import api, cli
+
+    def model(one_way):
+        return {"latency_ns": {"same_die": {"value": one_way / 1.45}},
+                "provenance": {"date": "2026-12-07T09:07:30Z", "warnings": [],
+                               "probes": {"line_pingpong": [{"class": "same_die", "cpus": [0, 1],
+                                                             "one_way_ns": {"median": one_way}}]},
+                               "checks": {"semop_uncontended_ns": {"median": 283.0}}}}
+
+    path = tmp_path / "host.json"
+    path.write_text(json.dumps(model(39.8)))
+
+    def fake_calibrate(out_path, quick=False, progress=None):  # the probes' result, without probing
+        path.write_text(json.dumps(model(186.8)))
+        return model(186.8)
+
+    monkeypatch.setattr(api, "calibrate", fake_calibrate)
+    assert cli.main(["calibrate", "-o", str(path)]) == 0
+    err = capsys.readouterr().err
+    assert ("semsim: warning: the cache-line transfer (line_pingpong, one way) measured 186.8 ns, 4.7 x the "
+            "previous calibration's 39.8 ns") in err, err
+    # Without a previous model there is nothing to compare.
+    path.unlink()
+    assert cli.main(["calibrate", "-o", str(path)]) == 0
+    assert "previous calibration" not in capsys.readouterr().err
+
+
 def _compare_on_a_calibrated_host(tmp_path, monkeypatch, host_drift) -> int:
     """`semsim compare` of the default scenario (1 thread, 5 ms) on machine "host", with a
     calibrated model in the per-user place "host" means and `host_drift` as the check."""
