@@ -84,14 +84,16 @@ class NoisyMachine : public ::testing::Test {
   std::filesystem::path path_ = std::filesystem::temp_directory_path() /
                                 ("semsim_noise_test_" + std::to_string(::getpid()) + ".json");
   void TearDown() override { std::filesystem::remove(path_); }
-  std::string with_noise(double per_s, double duration_ns, double memory_latency_ns = 0) {
-    return with_noise_bins(per_s, {duration_ns}, memory_latency_ns);
+  std::string with_noise(double per_s, double duration_ns, double memory_latency_ns = 0,
+                         double transfer_ns = 0) {
+    return with_noise_bins(per_s, {duration_ns}, memory_latency_ns, transfer_ns);
   }
   std::string with_noise_bins(double per_s, const std::vector<double>& durations_ns,
-                              double memory_latency_ns = 0) {
+                              double memory_latency_ns = 0, double transfer_ns = 0) {
     Json doc = config::machine_document("host-default");
     doc["name"] = "noise-test";
     if (memory_latency_ns > 0) doc["memory_latency_ns"]["value"] = memory_latency_ns;
+    if (transfer_ns > 0) doc["latency_ns"]["same_die"]["value"] = transfer_ns;
     doc["os_noise"] = {{"value", {{"per_s", per_s}, {"durations_ns", durations_ns}}},
                        {"source", "test: a fixed noise"}};
     std::ofstream(path_) << doc.dump(2);
@@ -128,12 +130,13 @@ TEST_F(NoisyMachine, KnocksLatSemOutOfItsLockStep) {
   // Without noise lat_sem's two processes, on their own CPUs, can alternate on the
   // global lock and never sleep, each arriving just after the other's post (whether
   // they fall into that phase or into the one where one of them is always being woken
-  // depends on the first few ops: here, host-default with memory at 50 ns). The first
+  // depends on the first few ops: here, host-default with a 58 ns transfer and memory at
+  // 50 ns, a machine that falls into the first phase). The first
   // interruption of one of them lets the other arrive first and sleep, and from there
   // the two mix the phases (as on real hosts, where a third of lat_sem's calls sleep).
   const std::string wl = R"({"type": "lat-sem", "pin": "pinned"})";
-  const Json quiet = point(with_noise(0, 10'000, 50), wl, 2);
-  const Json noisy = point(with_noise(1000, 10'000, 50), wl, 2);
+  const Json quiet = point(with_noise(0, 10'000, 50, 58), wl, 2);
+  const Json noisy = point(with_noise(1000, 10'000, 50, 58), wl, 2);
   EXPECT_EQ(quiet["context_switches"]["voluntary"], 0);
   EXPECT_GT(noisy["context_switches"]["voluntary"].get<double>(),
             0.2 * noisy["ops_total"].get<double>());
