@@ -77,19 +77,16 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{command}: {message}" if command else message)
 
 
-def _one_line(message: object) -> str:
-    text = " ".join(str(message).split("\n")).strip()
-    # Any other control character escaped, as the C++ side writes them: one line, and
-    # nothing that a terminal would act on.
-    text = "".join(ch if ch.isprintable() or ch == " " else ch.encode("unicode_escape").decode("ascii")
-                   for ch in text)
-    return text or "unknown error"
-
-
 def _shown(text: object) -> str:
     """A name from the user's input as one printable line: every control character
     (a newline too) escaped, as the C++ side writes them."""
     return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in str(text))
+
+
+def _one_line(message: object) -> str:
+    # A message's line breaks become spaces; any other control character is escaped
+    # (_shown): one line, and nothing that a terminal would act on.
+    return _shown(" ".join(str(message).split("\n")).strip()) or "unknown error"
 
 
 def _check_sets(sets: Sequence[str]) -> list[str]:

@@ -20,14 +20,14 @@ namespace {
 // os_noise's bins: 20 of equal count.
 constexpr int kNoiseBins = 20;
 
-}  // namespace
-
 // How many transfers the model charges for one way of the line_pingpong probe: the
 // writer's store right after its own read miss of the line (the spin that saw the
 // other CPU's write) costs write_after_read of a transfer, the other CPU's read a whole
 // one (machine/cache_line.hpp). The transfer is the measured one-way over this, so that
 // the model's ping-pong is the measured one (CalibrateDerive.TheModelsPingPongIsTheProbes).
 double transfers_per_one_way() { return 1.0 + config::find_param("write_after_read")->fallback; }
+
+}  // namespace
 
 void add_topology_and_latencies(Json& m, const Measurements& x, const ModelTopology& topo,
                                 Json& probes_out) {
@@ -94,7 +94,7 @@ void add_topology_and_latencies(Json& m, const Measurements& x, const ModelTopol
     double value = med / per_one_way;
     if (value < previous) {
       src += fmt::format(
-          "; measured {} ns, below the nearer class: raised to {} ns to keep the "
+          "; {} ns, below the nearer class: raised to {} ns to keep the "
           "classes ordered by distance",
           fmt_ns(value), fmt_ns(previous));
       value = previous;

@@ -69,9 +69,9 @@ int stores_during_scans(const KernelPolicy& p, int loops) {
   return seen.stores;
 }
 
-KernelPolicy with_store(const std::string& base, bool on) {
-  return config::parse_kernel(Json::parse(R"({"base": ")" + base + R"(", "blocking_store": )" +
-                                          (on ? "true" : "false") + "}"));
+// `base` with one boolean policy overridden, as a scenario's kernel object sets it.
+KernelPolicy with_policy(const std::string& base, const std::string& policy, bool on) {
+  return config::parse_kernel(Json{{"base", base}, {policy, on}});
 }
 
 TEST(BlockingStore, EveryFailedTryOfASleeperStoresToItsEntryFrom316) {
@@ -90,9 +90,10 @@ TEST(BlockingStore, EveryFailedTryOfASleeperStoresToItsEntryFrom316) {
 }
 
 TEST(BlockingStore, IsAPolicyOfItsOwn) {
-  EXPECT_EQ(stores_during_scans(with_store("hysteresis", false), 4), 0);
-  EXPECT_EQ(stores_during_scans(with_store("moved_otime", true), 4), 8);
-  EXPECT_EQ(with_store("hysteresis", false).id, "hysteresis+blocking_store=false");
+  EXPECT_EQ(stores_during_scans(with_policy("hysteresis", "blocking_store", false), 4), 0);
+  EXPECT_EQ(stores_during_scans(with_policy("moved_otime", "blocking_store", true), 4), 8);
+  EXPECT_EQ(with_policy("hysteresis", "blocking_store", false).id,
+            "hysteresis+blocking_store=false");
 }
 
 // Two scanners on two CPUs, each doing (+1, -1) on its own semaphore: with the
@@ -136,8 +137,8 @@ Bounce two_scanners(const KernelPolicy& p, int loops) {
 
 TEST(BlockingStore, ScansFromTwoCpusMoveTheEntryLine) {
   constexpr int kLoops = 50;
-  const Bounce with = two_scanners(with_store("hysteresis", true), kLoops);
-  const Bounce without = two_scanners(with_store("hysteresis", false), kLoops);
+  const Bounce with = two_scanners(with_policy("hysteresis", "blocking_store", true), kLoops);
+  const Bounce without = two_scanners(with_policy("hysteresis", "blocking_store", false), kLoops);
   // 4 * kLoops scans; about half of them follow the other CPU's store.
   EXPECT_GE(with.entry_transfers, static_cast<std::uint64_t>(kLoops)) << with.entry_transfers;
   EXPECT_LE(without.entry_transfers, 4u) << without.entry_transfers;
@@ -182,11 +183,6 @@ std::pair<int, int> undo_writes_during_scans(const KernelPolicy& p, int loops, b
   return {seen.writes, seen.tries};
 }
 
-KernelPolicy with_two_pass(const std::string& base, bool on) {
-  return config::parse_kernel(
-      Json::parse(R"({"base": ")" + base + R"(", "two_pass": )" + (on ? "true" : "false") + "}"));
-}
-
 TEST(TwoPass, AOnePassTryWritesAndUndoesTheSopsBeforeTheBlockingOne) {
   constexpr int kLoops = 4;
   for (const auto& p : generations()) {
@@ -199,9 +195,12 @@ TEST(TwoPass, AOnePassTryWritesAndUndoesTheSopsBeforeTheBlockingOne) {
   for (const char* id : {"global_lock", "rwlock", "per_sem_lock", "per_sem_lock_rc", "split_queues",
                          "moved_otime", "wait_array", "complex_mode"})
     EXPECT_FALSE(find_generation(id)->two_pass) << id;
-  EXPECT_EQ(undo_writes_during_scans(with_two_pass("hysteresis", false), kLoops, false).first,
-            4 * kLoops);
-  EXPECT_EQ(undo_writes_during_scans(with_two_pass("complex_mode", true), kLoops, false).first, 0);
+  EXPECT_EQ(
+      undo_writes_during_scans(with_policy("hysteresis", "two_pass", false), kLoops, false).first,
+      4 * kLoops);
+  EXPECT_EQ(
+      undo_writes_during_scans(with_policy("complex_mode", "two_pass", true), kLoops, false).first,
+      0);
 }
 
 TEST(TwoPass, ADupsopCallTakesTheOnePassPathIn410AndLater) {
