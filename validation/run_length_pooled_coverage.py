@@ -9,7 +9,8 @@ simulates ``--reference`` single-seed runs at precision 0 (``--reference-ms`` af
 ``--reference-from`` ms of warm-up) and takes the mean of their rates as the
 reference, then ``--points`` points of the scenario as it stands (its precision and
 repeats, seeds ``--first-seed`` + R * k), and counts the points whose 95 % interval
-holds the reference, with their median half-width, simulated time and second rounds.
+holds the reference, with their median half-width, simulated time, second rounds and
+how many stood on their runs' replication interval (the batches' assumptions failed).
 
     python validation/run_length_pooled_coverage.py --threads 1,2,4,8 --points 20
 
@@ -54,7 +55,7 @@ def main() -> int:
         rates = [r["points"][0]["ops_per_s"] for r in out[:len(refs)]]
         ref = statistics.mean(rates)
         ref_hw = 1.96 * statistics.stdev(rates) / math.sqrt(len(rates)) if len(rates) > 1 else 0.0
-        covered, widths, simulated, second = 0, [], [], 0
+        covered, widths, simulated, second, replications = 0, [], [], 0, 0
         for res in out[len(refs):]:
             rl = res["points"][0]["run_length"]
             lo, hi = rl["ci95_per_s"]
@@ -62,10 +63,12 @@ def main() -> int:
             widths.append(rl["half_width_rel"])
             simulated.append(rl["simulated_ms"])
             second += rl.get("rounds", 1) == 2
+            replications += rl.get("interval") == "replications"
         print(f"{threads} threads: reference {ref:,.0f} +-{100 * ref_hw / ref:.2f} % ({len(rates)} seeds, "
               f"spread of seeds {100 * statistics.pstdev(rates) / ref:.2f} %); points covering it "
               f"{covered}/{len(widths)}, median half-width {100 * statistics.median(widths):.2f} %, "
-              f"mean simulated {statistics.mean(simulated):.0f} ms per point, second rounds {second}")
+              f"mean simulated {statistics.mean(simulated):.0f} ms per point, second rounds {second}, "
+              f"points on their runs' replication interval {replications}")
     return 0
 
 

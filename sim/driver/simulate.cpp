@@ -487,7 +487,9 @@ std::string run_name(const RunSpec& spec) {
 // than those intervals allow, their batches missed a slow variation (measured
 // on the demo's 2-thread point, host model: 7.4 ms windows of 0.37 ms batches
 // gave 11.60-11.85 M with Q / (R - 1) = 4.46; windows of 56-118 ms gave
-// 11.676-11.681 M, 0.01). The point's seeds then run once more, each to half
+// 11.676-11.681 M, 0.01). The point's interval is then its runs' replication
+// interval (report::pooled_run_length()); when that is within the precision too,
+// the point is done. Otherwise the point's seeds run once more, each to half
 // the first round's interval (longer windows, longer batches: RunLength's
 // round), and the second round's runs replace the first's; their simulated
 // time counts both (rerun_after_ms). One round more at most: a point that still
@@ -509,7 +511,7 @@ RoundPoints second_round_points(const Scenario& s, const std::vector<Json>& resu
     bool each = true;
     for (std::size_t d : distinct) each = each && runs[d]["run_length"]["reached"].get<bool>();
     const Json pooled = point_run_length(runs, distinct, s.precision);
-    if (each && pooled["runs_consistent"] == false)
+    if (each && pooled["runs_consistent"] == false && !pooled["reached"].get<bool>())
       out.emplace_back(p,
                        pooled["dispersion"].is_number() ? pooled["dispersion"].get<double>() : 0.0);
   }

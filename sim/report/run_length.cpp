@@ -220,7 +220,11 @@ RunLength::RunLength(Tick warmup_end, Tick ceiling, double precision, Tick min_b
       precision_(precision),
       target_((repeats <= 1 ? precision : precision * std::sqrt(static_cast<double>(repeats))) /
               (round > 1 ? 2.0 : 1.0)),
-      first_batch_(std::max<Tick>(1, (min_batch + interval_ - 1) / interval_)),
+      // A second round's batches are twice as long as well: a first round whose
+      // runs stopped at their 20 batches with room to spare would otherwise
+      // stop there again, at the same date, with the same bytes.
+      first_batch_(
+          std::max<Tick>(1, ((round > 1 ? 2 : 1) * min_batch + interval_ - 1) / interval_)),
       batches_(kMinBatches, first_batch_) {}
 
 void RunLength::begin(Tick now, std::int64_t count, bool detected) {
@@ -470,15 +474,24 @@ void pooled_not_reached(Json& j, const std::vector<Json>& runs, const PooledCi& 
   }
   if (needs >= 0) j["needs_duration_ms"] = needs;
   if (!j["not_reached"].is_null()) return;
+  // The batch-means pool's assumption that failed, then the interval that
+  // stood in for it: the runs' own (pooled_run_length()).
+  const auto replications = [&] {
+    return fmt::format("; the interval of the {} runs' rates +-{:.2f} % is wider than +-{:.2f} %",
+                       runs.size(), 100 * j["half_width_rel"].get<double>(), 100 * precision);
+  };
   if (!ci.valid) {
     j["not_reached"] = "a run has no interval";
   } else if (!ci.independent) {
-    j["not_reached"] = "the runs' batch means together are correlated (the von Neumann test)";
+    j["not_reached"] =
+        "the runs' batch means together are correlated (the von Neumann test)" + replications();
   } else if (!ci.consistent) {
-    j["not_reached"] = fmt::format(
-        "the runs disagree more than their intervals allow (Cochran's Q / (R - 1) = {:.2f}): "
-        "slow variation the batches do not see, or seeds in different steady states",
-        ci.dispersion);
+    j["not_reached"] =
+        fmt::format(
+            "the runs disagree more than their intervals allow (Cochran's Q / (R - 1) = {:.2f}): "
+            "slow variation the batches do not see, or seeds in different steady states",
+            ci.dispersion) +
+        replications();
   } else {
     j["not_reached"] =
         fmt::format("the pooled interval +-{:.2f} % is wider than +-{:.2f} %",
@@ -487,9 +500,24 @@ void pooled_not_reached(Json& j, const std::vector<Json>& runs, const PooledCi& 
 }
 }  // namespace
 
+ReplicationCi replication_ci(const std::vector<double>& rates) {
+  ReplicationCi out;
+  const auto r = static_cast<int>(rates.size());
+  if (r == 0) return out;
+  for (double x : rates) out.mean += x / r;
+  if (r < 2) return out;
+  double ss = 0;
+  for (double x : rates) ss += (x - out.mean) * (x - out.mean);
+  out.std_error = std::sqrt(ss / (r - 1)) / std::sqrt(static_cast<double>(r));
+  out.dof = r - 1;
+  out.half_width = student_t975(out.dof) * out.std_error;
+  return out;
+}
+
 Json pooled_run_length(const std::vector<Json>& runs) {
   const Json& first = runs.front();
   std::vector<RunEstimate> estimates;
+  std::vector<double> rates;
   double simulated = 0;
   Json simulated_runs = Json::array();
   bool enough = true;
@@ -502,6 +530,7 @@ Json pooled_run_length(const std::vector<Json>& runs) {
     e.valid = !rl["ci95_per_s"].is_null();  // an interval (precision 0 has one too)
     enough = enough && e.batches >= RunLength::kMinBatches && rl["warmup_detected"].get<bool>();
     estimates.push_back(e);
+    rates.push_back(e.rate);
     // A seed-free point's first run, made at the looser per-run precision, is
     // simulated time too (rerun_after_ms): the point then ran once more alone.
     const double used = rl["simulated_ms"].get<double>() + rl.value("rerun_after_ms", 0.0);
@@ -513,19 +542,34 @@ Json pooled_run_length(const std::vector<Json>& runs) {
   Json j;
   j["applicable"] = true;
   j["precision"] = precision;
-  // One run: exactly its own verdict. Several: the pooled interval is narrow
-  // enough, from runs that each detected their warm-up and have their batches,
-  // independent together, and agree with each other.
-  j["reached"] = runs.size() == 1
-                     ? first["reached"].get<bool>()
-                     : precision > 0 && ci.valid && enough && ci.independent && ci.consistent &&
-                           ci.mean > 0 && ci.half_width <= precision * ci.mean;
+  // Several runs: the pooled batch-means interval, while its two assumptions
+  // hold (the runs' batch means independent together, the runs agreeing within
+  // their intervals). When either fails, the batches missed something (a slow
+  // variation, seeds settling differently) and their interval is not to be
+  // trusted; the runs are still independent replications, so the point's
+  // interval is theirs (replication_ci(): Student-t on R - 1 dof, wide with few
+  // runs, but valid).
+  const bool pooled = runs.size() == 1 || !ci.valid || (ci.independent && ci.consistent);
+  const ReplicationCi rep = pooled ? ReplicationCi{} : replication_ci(rates);
+  j["interval"] = pooled ? "batch_means" : "replications";
+  // One run: exactly its own verdict. Several: the interval is narrow enough,
+  // from runs that each detected their warm-up and have their batches.
+  j["reached"] =
+      runs.size() == 1 ? first["reached"].get<bool>()
+      : pooled ? precision > 0 && ci.valid && enough && ci.mean > 0 &&
+                     ci.half_width <= precision * ci.mean
+               : precision > 0 && enough && rep.mean > 0 && rep.half_width <= precision * rep.mean;
   j["counter"] = first["counter"];
   j["pooled_runs"] = ci.runs;
   j["rate_per_s"] = ci.mean;
   if (runs.size() == 1) {  // its own interval, to the bit
     for (const char* key : {"ci95_per_s", "half_width_rel", "std_error_per_s"}) j[key] = first[key];
     j["dof"] = first["ci95_per_s"].is_null() ? Json() : Json(first["batches"].get<int>() - 1);
+  } else if (!pooled) {
+    j["ci95_per_s"] = {ci.mean - rep.half_width, ci.mean + rep.half_width};
+    j["half_width_rel"] = ci.mean > 0 ? rep.half_width / ci.mean : 0.0;
+    j["std_error_per_s"] = rep.std_error;
+    j["dof"] = rep.dof;
   } else if (ci.valid && std::isfinite(ci.half_width)) {
     j["ci95_per_s"] = {ci.mean - ci.half_width, ci.mean + ci.half_width};
     j["half_width_rel"] = ci.mean > 0 ? ci.half_width / ci.mean : 0.0;
@@ -553,8 +597,8 @@ Json pooled_run_length(const std::vector<Json>& runs) {
 
 Json replication_run_length(const std::vector<double>& rates, double precision, bool seed_free) {
   const auto r = static_cast<int>(rates.size());
-  double mean = 0;
-  for (double x : rates) mean += x / r;
+  const ReplicationCi rep = replication_ci(rates);
+  const double mean = rep.mean;
   Json j;
   j["applicable"] = false;
   j["precision"] = precision;
@@ -564,10 +608,7 @@ Json replication_run_length(const std::vector<double>& rates, double precision, 
   j["seed_free"] = seed_free;
   j["rate_per_s"] = mean;
   if (seed_free || r >= 2) {
-    double ss = 0;
-    for (double x : rates) ss += (x - mean) * (x - mean);
-    const double se = r >= 2 ? std::sqrt(ss / (r - 1)) / std::sqrt(r) : 0.0;
-    const double half = r >= 2 ? student_t975(r - 1) * se : 0.0;
+    const double se = rep.std_error, half = rep.half_width;
     j["ci95_per_s"] = {mean - half, mean + half};
     j["half_width_rel"] = mean > 0 ? half / mean : 0.0;
     j["std_error_per_s"] = se;

@@ -65,13 +65,17 @@
 // parallel processes give the same bytes whichever ends first. The pooled
 // interval is widened by the Birge ratio sqrt(Q / (R - 1)) when Cochran's Q says
 // the runs disagree more than their own intervals allow (slow variation the
-// batches do not see, or seeds settling in different steady states), and the
-// precision is then not reached;
-// when every run had stopped at its own interval, the driver runs the point's
-// seeds once more to half of it (driver/simulate.cpp, second_rounds()), and
-// only a second round that still disagrees reports it;
-// the batches' independence is tested again on all runs together (the mean of
-// their von Neumann statistics: a stronger test than each run's).
+// batches do not see, or seeds settling in different steady states). The
+// batches' independence is tested again on all runs together (the mean of
+// their von Neumann statistics: a stronger test than each run's). When either
+// test fails, the batch-means pool is not trusted and the point's interval is
+// its runs' replication interval instead (replication_ci(): Student-t on R - 1
+// dof over the runs' rates; "interval": "replications"), valid because the
+// seeds are independent; the precision is reached if that is narrow enough.
+// When it is not and every run had stopped at its own interval while Q says
+// they disagree, the driver runs the point's seeds once more to half of it
+// (driver/simulate.cpp, second_rounds()), and a second round that still misses
+// reports it.
 //
 // Everything is integer simulated time and integer counts: the same scenario
 // and seed give the same stop date and the same bytes.
@@ -173,6 +177,18 @@ struct PooledCi {
 // The interval of the mean of independent runs (see the header comment). One
 // run: its own interval exactly.
 PooledCi pool_repeats(const std::vector<RunEstimate>& runs);
+
+// The interval of R independent replications' rates (R >= 2): Student-t on
+// R - 1 degrees of freedom of their mean. Valid whatever each run's batches
+// missed (slow variation, seeds in different steady states): the runs are
+// independent by construction, their rates the observations.
+struct ReplicationCi {
+  double mean = 0;
+  double std_error = 0;   // s / sqrt(R)
+  double half_width = 0;  // t(0.975, R - 1) * std_error
+  int dof = 0;            // R - 1
+};
+ReplicationCi replication_ci(const std::vector<double>& rates);
 
 // The point's "run_length" object from its distinct runs' own ones (in seed
 // order; a copy of another run, made by a seed that changed nothing, is not an

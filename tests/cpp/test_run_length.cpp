@@ -169,6 +169,71 @@ TEST(RunLength, DisagreeingRunsWidenThePooledInterval) {
   EXPECT_FALSE(report::pool_repeats({estimate(100, 1, 20), bad}).valid);
 }
 
+// A run's "run_length" object as pooled_run_length() reads it: 20 batches,
+// warm-up detected, its own target reached.
+Json run_object(double rate, double se, double precision = 0.01) {
+  return {{"applicable", true},
+          {"precision", precision},
+          {"run_precision", precision * std::sqrt(3.0)},
+          {"reached", true},
+          {"not_reached", nullptr},
+          {"needs_duration_ms", nullptr},
+          {"counter", "semops"},
+          {"rate_per_s", rate},
+          {"std_error_per_s", se},
+          {"ci95_per_s", {rate - 2 * se, rate + 2 * se}},
+          {"batches", 20},
+          {"von_neumann", 0.0},
+          {"batches_independent", true},
+          {"warmup_detected", true},
+          {"simulated_ms", 10.0},
+          {"ceiling_ms", 100.0}};
+}
+
+// Runs of 100, 101 and 99 with standard errors of 0.1 disagree (Q / 2 = 100):
+// their batches missed something, so the point's interval is theirs as
+// replications, t(0.975, 2) * 1 / sqrt(3) = 2.484 (the Birge-widened pool would
+// say 1.15). Within a precision of 3 %: reached; of 1 %: not, saying both.
+TEST(RunLength, DisagreeingRunsStandOnTheirReplicationInterval) {
+  const double half = report::student_t975(2) / std::sqrt(3.0);
+  std::vector<Json> runs = {run_object(100, 0.1, 0.03), run_object(101, 0.1, 0.03),
+                            run_object(99, 0.1, 0.03)};
+  const Json wide = report::pooled_run_length(runs);
+  EXPECT_EQ(wide["interval"], "replications");
+  EXPECT_FALSE(wide["runs_consistent"].get<bool>());
+  EXPECT_NEAR(wide["half_width_rel"].get<double>(), half / 100, 1e-12);
+  EXPECT_EQ(wide["dof"], 2);
+  EXPECT_TRUE(wide["reached"].get<bool>()) << wide.dump();
+  EXPECT_TRUE(wide["not_reached"].is_null());
+  for (auto& r : runs) r["precision"] = 0.01;
+  const Json narrow = report::pooled_run_length(runs);
+  EXPECT_FALSE(narrow["reached"].get<bool>());
+  const std::string why = narrow["not_reached"].get<std::string>();
+  EXPECT_NE(why.find("Cochran's Q / (R - 1) = 100.00"), std::string::npos) << why;
+  EXPECT_NE(why.find("the interval of the 3 runs' rates +-2.48 % is wider than +-1.00 %"),
+            std::string::npos)
+      << why;
+  // Runs that agree keep the pooled batch-means interval.
+  const Json agree = report::pooled_run_length(
+      {run_object(100, 1, 0.03), run_object(101, 1, 0.03), run_object(99, 1, 0.03)});
+  EXPECT_EQ(agree["interval"], "batch_means");
+  EXPECT_TRUE(agree["runs_consistent"].get<bool>());
+  EXPECT_NEAR(agree["half_width_rel"].get<double>(),
+              report::student_t975(57) * std::sqrt(3.0) / 3 / 100, 1e-12);
+}
+
+// Batch means correlated across the runs (the mean of their von Neumann
+// statistics over its bound): the same fallback.
+TEST(RunLength, CorrelatedRunsStandOnTheirReplicationInterval) {
+  std::vector<Json> runs = {run_object(100, 1, 0.03), run_object(101, 1, 0.03),
+                            run_object(99, 1, 0.03)};
+  for (auto& r : runs) r["von_neumann"] = 0.6;
+  const Json j = report::pooled_run_length(runs);
+  EXPECT_FALSE(j["batches_independent"].get<bool>());
+  EXPECT_EQ(j["interval"], "replications");
+  EXPECT_TRUE(j["reached"].get<bool>()) << j.dump();
+}
+
 // i.i.d. normal batch means in three runs of 20 batches each: the pooled 95 %
 // interval of the mean covers the true mean in about 95 % of samples.
 TEST(RunLength, PooledIntervalOfIidRunsCoversAbout95Percent) {
@@ -240,6 +305,17 @@ TEST(RunLength, BatchesSpanTheSlowestPeriod) {
   EXPECT_TRUE(d.json["reached"].get<bool>());
   EXPECT_TRUE(d.json["not_reached"].is_null());
   EXPECT_TRUE(d.json["needs_duration_ms"].is_null());
+}
+
+// A second round's batches are twice the slowest period: a first round that
+// stopped at its 20 batches with room to spare would stop there again.
+TEST(RunLength, ASecondRoundsBatchesAreTwiceAsLong) {
+  const Tick w = 1 * kTicksPerMs, ceiling = 100 * kTicksPerMs;
+  RunLength rl(w, ceiling, 0.01, kTicksPerMs, 3, 2);
+  const auto d = drive(rl, [](Tick a, Tick b) { return (b - a) / kTicksPerNs; });
+  EXPECT_EQ(d.stop, w + 40 * kTicksPerMs);
+  EXPECT_DOUBLE_EQ(d.json["batch_ms"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(d.json["run_precision"].get<double>(), 0.01 * std::sqrt(3.0) / 2);
 }
 
 // The window held 15 of the 20 batches of the slowest period (1 ms): the run
