@@ -209,6 +209,9 @@ PYBIND11_MODULE(_core, m) {
   (void)input_error;
 
   m.def("version", [] { return std::string(SEMSIM_VERSION); });
+  // How the extension was built: "use" for a profile-guided build (setup.sh), "generate"
+  // for its instrumented first step, "off" otherwise (CMake's SEMSIM_PGO).
+  m.def("pgo_mode", [] { return std::string(SEMSIM_PGO_MODE); });
   m.def("set_data_dir", &semsim::config::set_data_dir, py::arg("path"));
   m.def("load_scenario", &load_scenario, py::arg("source"),
         py::arg("overrides") = std::vector<std::string>{});

@@ -90,6 +90,37 @@ def peak_memory_mib(tasks: int = 1024) -> float:
     return max(before, after) / 1024.0
 
 
+def build_kind() -> str:
+    """Which build of the extension runs: the figures of a profile-guided build and a plain
+    one differ by about 10 % (validation/bench-speed.md, twenty-first stop)."""
+    return {"use": "profile-guided (setup.sh)", "generate": "instrumented for a profile (slow: not a speed figure)",
+            "off": "plain (no profile: setup.sh builds a profile-guided one)"}.get(_core.pgo_mode(), _core.pgo_mode())
+
+
+def pgo_training(out=sys.stdout) -> None:
+    """The training run of the profile-guided build (setup.sh, between its two builds), on
+    the instrumented extension, in this process: each bench case once, the demo's scenario
+    and the shipped host scenarios on two presets, briefly. The profile steers how the
+    next build lays out and inlines the model's code, never what it computes; code the
+    training does not reach is built as without a profile."""
+    from ._data import data_dir, default_scenario_path
+
+    docs = [_scenario(case) for case in CASES]
+    default = json.loads(default_scenario_path().read_text())
+    docs.append(dict(default, duration_ms=40, precision=0, repeats=1))
+    base = data_dir()
+    for path in sorted((base / "scenarios" / "host").glob("*.json")) if base is not None else []:
+        doc = json.loads(path.read_text())
+        for machine in ("box-64", "laptop-4"):
+            docs.append(dict(doc, machine=machine, duration_ms=1, warmup_ms=0.1, precision=0, repeats=1))
+    tty = out.isatty()
+    for k, doc in enumerate(docs, 1):
+        _core.simulate(_core.load_scenario(json.dumps(doc), []))
+        if tty:
+            print(f"\rsemsim: profile training {k}/{len(docs)}", end="", file=out, flush=True)
+    print(f"{chr(13) if tty else ''}semsim: profile training: {len(docs)} runs", file=out)
+
+
 def run(repeats: int = 3, out=sys.stdout) -> dict[str, Any]:
     floors: list[float] = []
     report: dict[str, Any] = {"cases": []}
@@ -123,6 +154,8 @@ def run(repeats: int = 3, out=sys.stdout) -> dict[str, Any]:
     print(f"floor: bare SimGrid sleep_for = {floor * 1e9:.0f} ns "
           f"({min(floors) * 1e9:.0f}..{max(floors) * 1e9:.0f}), {1 / floor / 1e6:.2f} M/s, "
           f"measured before each run; x floor is the median of each run's ratio to its own", file=out)
+    report["build"] = build_kind()
+    print(f"build: {report['build']}", file=out)
     mem = peak_memory_mib(1024)
     report["peak_rss_mib_1024_tasks"] = mem
     print(f"peak memory, 1,024 simulated tasks: {mem:.0f} MiB", file=out)
