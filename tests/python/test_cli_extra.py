@@ -99,3 +99,40 @@ def test_bench_pairs_each_run_with_its_own_floor(monkeypatch):
         assert case["floor_multiple_min"] == case["floor_multiple_max"] == 4.0
         assert case["handoffs_per_semop"] == 3.0
     assert report["floor_ns_per_sleep_for"]["min"] == 50.0
+
+
+def test_bench_says_which_build_it_times(monkeypatch):
+    import io
+
+    from semsim import bench
+
+    monkeypatch.setattr(bench, "CASES", bench.CASES[:1])
+    monkeypatch.setattr(bench._core, "sleep_floor", lambda _actors, _sleeps: 100e-9)
+    monkeypatch.setattr(bench, "time_case", lambda _case: (1e-3, 1000, 3000, 0, 0))
+    monkeypatch.setattr(bench, "peak_memory_mib", lambda tasks=1024: 1.0)
+    out = io.StringIO()
+    report = bench.run(repeats=1, out=out)
+    assert report["build"] == bench.build_kind()
+    assert f"build: {report['build']}" in out.getvalue()
+    for mode, start in (("use", "profile-guided"), ("off", "plain"), ("generate", "instrumented")):
+        monkeypatch.setattr(bench._core, "pgo_mode", lambda mode=mode: mode)
+        assert bench.build_kind().startswith(start)
+
+
+def test_pgo_training_runs_every_bench_case_and_shipped_host_scenario(monkeypatch):
+    """setup.sh's training run: each scenario it builds loads (a bad one would fail the
+    install's second build step), and it covers the bench cases and scenarios/host/."""
+    import io
+    import json
+    from pathlib import Path
+
+    from semsim import bench
+
+    seen = []
+    monkeypatch.setattr(bench._core, "simulate", lambda text: seen.append(json.loads(text)) or "{}")
+    out = io.StringIO()
+    bench.pgo_training(out=out)
+    shipped = sorted(Path(__file__).resolve().parents[2].glob("scenarios/host/*.json"))
+    assert len(seen) == len(bench.CASES) + 1 + 2 * len(shipped)
+    assert {s["workload"]["type"] for s in seen} >= {json.loads(p.read_text())["workload"]["type"] for p in shipped}
+    assert f"{len(seen)} runs" in out.getvalue()
