@@ -11,7 +11,7 @@
 #
 # The profile-guided build (the default) builds the model twice in build/py: first
 # instrumented (CMake SEMSIM_PGO=generate), then, after a training run of the bench
-# cases and the shipped scenarios (semsim.bench.pgo_training(), ~20 s), again from the
+# cases and the shipped scenarios (semsim.bench.pgo_training(), ~25 s), again from the
 # profile it wrote (SEMSIM_PGO=use). Results are the same bytes either way.
 #
 # Runs as root or through sudo. PYTHON selects the interpreter (default: python3).
